@@ -1,0 +1,12 @@
+# Registers each doctest test case as its own ctest test (doctest's own doctest_discover_tests),
+# so ctest's closing line counts test cases, not binaries.
+include(${doctest_DIR}/doctest.cmake OPTIONAL RESULT_VARIABLE _have_doctest_cmake)
+if(NOT _have_doctest_cmake)
+  find_file(_doctest_cmake doctest.cmake PATHS /usr/lib/cmake/doctest /usr/share/doctest/cmake
+            ${doctest_DIR} NO_DEFAULT_PATH)
+  include(${_doctest_cmake})
+endif()
+function(attnprof_add_doctests target)
+  cmake_parse_arguments(A "" "LABEL" "" ${ARGN})
+  doctest_discover_tests(${target} PROPERTIES LABELS ${A_LABEL})
+endfunction()

@@ -1,0 +1,52 @@
+// attnprof's entry point: the table of subcommands, and the one place that turns errors into
+// exit codes (0 pass, 1 gate failed, 2 bad input, 3 environment or harness failure).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "harness/cli/command.h"
+#include "harness/cli/commands.h"
+#include "harness/util/error.h"
+
+namespace attnprof::cli {
+
+void add_db_option(CLI::App& sub, std::string& path) {
+  const char* env = std::getenv("ATTNPROF_DB");
+  path = env && *env ? env : "attnprof.db";
+  sub.add_option("--db", path, "SQLite history (default: $ATTNPROF_DB, else ./attnprof.db)");
+}
+
+}  // namespace attnprof::cli
+
+int main(int argc, char** argv) {
+  using namespace attnprof;
+  CLI::App app{"attnprof: regression-testing harness for attention kernels"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "attnprof 0.1.0");
+  std::vector<std::pair<CLI::App*, cli::Action>> actions;
+  for (const cli::Command& c : cli::commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    actions.emplace_back(sub, c.setup(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : util::exit_bad_input;
+  }
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) return action();
+  } catch (const util::InputError& e) {
+    for (const auto& d : e.diagnostics()) fmt::print(stderr, "{}\n", d.to_string());
+    return util::exit_bad_input;
+  } catch (const util::EnvironmentError& e) {
+    fmt::print(stderr, "attnprof: {}\n", e.what());
+    return util::exit_environment;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "attnprof: internal error: {}\n", e.what());
+    return util::exit_environment;
+  }
+  return util::exit_bad_input;
+}

@@ -1,0 +1,155 @@
+// The records that flow between attnprof's stages (docs/ARCHITECTURE.md, "Data flow").
+// Plain data, no LibTorch: scenario produces Cases, runner produces CaseResults, store and
+// gate consume them. Every stage may include this header; it includes nothing of theirs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprof::core {
+
+enum class Phase { prefill, decode };
+enum class DType { fp32, fp16, bf16 };
+enum class MaskKind { none, causal, padding, sliding_window, custom };
+enum class Level { kernel, block, layer };
+
+// Attention geometry of a model (scenarios/models.yaml or inline in a scenario).
+struct Geometry {
+  std::string name;
+  int heads = 0;
+  int kv_heads = 0;  // == heads for MHA, fewer for GQA/MQA
+  int head_dim = 0;
+  int hidden = 0;
+  int max_positions = 0;
+  int sliding_window = 0;  // 0: none
+  int mlp_hidden = 0;
+  std::string norm = "layernorm";  // layernorm | rmsnorm
+};
+
+struct Hardware {
+  std::string device = "cpu";  // cpu | cuda | cuda:N
+  std::string gpu_pattern;     // regex the GPU name must match; empty: any
+  int threads = 0;             // CPU intra-op threads; 0: physical cores
+  std::string clock_policy = "record";  // record | require-locked
+  std::optional<double> peak_gbps;      // roofline overrides
+  std::optional<double> peak_tflops;
+};
+
+struct MeasureSettings {
+  double warmup_ms = 200;
+  int min_samples = 10;
+  int max_samples = 2000;
+  double target_rel_ci = 0.005;  // stop when the median's CI half-width / median is below this
+  double time_budget_s = 10;     // per case
+  bool trace = true;             // run the traced pass and build the cost matrix
+};
+
+struct GateSettings {
+  double tolerance = 0.05;  // relative slowdown that counts as a regression
+};
+
+// Where something came from in a scenario file, for messages that name the spot.
+struct SourceLoc {
+  std::string file;
+  int line = 0;  // 1-based; 0: unknown
+  int col = 0;
+};
+
+// One measurable unit: a kernel on a concrete workload shape. Its key is stable across runs
+// and file reorderings; baselines and history are keyed by it.
+struct Case {
+  std::string key;  // e.g. "bert-base/prefill/b1-s128-fp32-none/sdpa.math"
+  std::vector<std::string> aliases;  // earlier keys of the same case
+  std::string suite;
+  std::string workload;
+  std::string kernel;
+  Geometry model;
+  Phase phase = Phase::prefill;
+  Level level = Level::kernel;
+  int batch = 1;
+  int q_len = 0;   // query length: seq_len for prefill, 1 (or a few) for decode
+  int kv_len = 0;  // key/value length
+  std::vector<int> seq_lens;  // per-sequence lengths when variable; empty: all equal
+  DType dtype = DType::fp32;
+  MaskKind mask = MaskKind::none;
+  int window = 0;  // sliding window size, for MaskKind::sliding_window
+  std::optional<double> scale;  // softmax scale; default 1/sqrt(head_dim)
+  std::uint64_t seed = 0;       // input data seed
+  Hardware hardware;
+  MeasureSettings measure;
+  GateSettings gate;
+  SourceLoc loc;
+};
+
+enum class CaseStatus { ok, failed, skipped, error };
+
+struct Sample {
+  std::int64_t ns = 0;        // duration of one call
+  std::int64_t at_ns = 0;     // when it was taken (epoch ns)
+  std::optional<double> sm_clock_mhz;
+  bool dropped = false;       // e.g. taken while throttled; kept for the record
+};
+
+// Robust summary of kept samples.
+struct Summary {
+  int n = 0;
+  double median_ns = 0, mean_ns = 0, min_ns = 0, max_ns = 0, q1_ns = 0, q3_ns = 0;
+  double ci_low_ns = 0, ci_high_ns = 0;  // confidence interval of the median
+  double ci_level = 0.95;
+  bool converged = false;  // the CI target was met before the budget ran out
+};
+
+// One row of the per-op cost matrix.
+struct CostRow {
+  std::string op;
+  std::string input_shapes;  // "[[1,12,128,64], [1,12,128,64]]"
+  std::string parent;        // enclosing op, empty at top level
+  int calls = 0;
+  double cpu_self_ns = 0, cpu_total_ns = 0;
+  double device_self_ns = 0, device_total_ns = 0;
+  double share = 0;  // of the case's total (device where there is one, else CPU)
+  std::int64_t bytes_allocated = 0;
+  std::vector<std::pair<std::string, int>> kernels;  // kernel name, launches
+};
+
+struct CaseResult {
+  Case spec;
+  CaseStatus status = CaseStatus::ok;
+  std::string message;           // why it failed or was skipped
+  std::string backend;           // e.g. the backend sdpa.auto chose
+  std::optional<double> max_abs_error;
+  std::vector<Sample> samples;
+  Summary summary;
+  std::map<std::string, double> metrics;  // named: "throughput.tflops", "bandwidth.achieved_gbps"
+  std::vector<CostRow> cost;
+};
+
+// What the machine is. Only stable fields go into the fingerprint; measured clocks are samples.
+struct Environment {
+  std::map<std::string, std::string> fields;  // "device.name", "torch.version", "cpu.model", ...
+  std::string fingerprint() const;            // stable hash of fields
+};
+
+struct Run {
+  std::string id;  // unique, e.g. a UUID
+  std::string git_commit, git_branch, pr, ci_url;
+  std::int64_t started_ns = 0, ended_ns = 0;
+  std::string status = "complete";
+  Environment env;
+  std::vector<CaseResult> cases;
+};
+
+const char* to_string(Phase);
+const char* to_string(DType);
+const char* to_string(MaskKind);
+const char* to_string(Level);
+const char* to_string(CaseStatus);
+std::optional<DType> parse_dtype(std::string_view);
+std::optional<MaskKind> parse_mask(std::string_view);
+std::optional<CaseStatus> parse_case_status(std::string_view);
+int bytes_per_element(DType);
+
+}  // namespace attnprof::core
