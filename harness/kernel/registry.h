@@ -1,0 +1,67 @@
+// The kernel registry: every attention implementation attnprof can run, by stable name.
+// A variant says whether it supports a case (a reason to skip, never a crash), launches on the
+// current stream, and has FLOP and byte models for the roofline. Adding a variant: one new file
+// in harness/kernel/variants/ defining register_<family>(Registry&), and one line in
+// registry.cpp's list.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/types.h"
+
+namespace attnprof::kernel {
+
+// Tensors for one case, made by the runner (harness/runner/workload). Layout [B, H, S, D]
+// ("BHSD", what SDPA takes), contiguous, on the case's device and dtype.
+struct Inputs {
+  at::Tensor q;  // [B, Hq, Sq, D]
+  at::Tensor k;  // [B, Hkv, Sk, D]
+  at::Tensor v;  // [B, Hkv, Sk, D]
+  // Boolean "may attend" mask [B, 1, Sq, Sk] (true = keep) built from the case's mask kind,
+  // window and per-sequence lengths; undefined when the case has mask "none", or "causal" with
+  // Sq == Sk (then is_causal suffices). Variants with native masking may ignore it and use
+  // the case's fields instead.
+  at::Tensor mask;
+  at::Tensor seq_lens;  // int32 [B] valid key lengths, defined only for padding/varlen cases
+  const core::Case* spec = nullptr;
+  double scale = 0;  // the softmax scale to use (already defaulted to 1/sqrt(D))
+};
+
+struct Variant {
+  std::string name;  // stable: "sdpa.flash", "eager", "cpu.flash", "op:myns::attn"
+  std::string description;
+  // nullopt: supported. A string: why this case is skipped (unsupported device, dtype, mask...).
+  std::function<std::optional<std::string>(const core::Case&)> unsupported;
+  // Runs the attention forward on the current stream; returns O [B, Hq, Sq, D].
+  std::function<at::Tensor(const Inputs&)> launch;
+  // Which implementation actually ran, when the variant delegates a choice (sdpa.auto).
+  std::function<std::string(const Inputs&)> chosen_backend;
+};
+
+class Registry {
+ public:
+  void add(Variant v);  // throws std::logic_error on a duplicate name
+  const Variant* find(std::string_view name) const;
+  const std::vector<Variant>& all() const { return m_variants; }
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<Variant> m_variants;
+};
+
+// The process-wide registry with every built-in variant (and plugins once loaded).
+Registry& registry();
+
+// FLOP and byte models for attention forward: 4*B*H*Sq*Sk*D FLOPs (QK^T and PV), halved for a
+// causal prefill; bytes = |Q|+|K|+|V|+|O| at the case's dtype (the minimum traffic of a fused
+// kernel; unfused paths move more, which is what their lower bandwidth figure shows).
+double attention_flops(const core::Case&);
+double attention_bytes(const core::Case&);
+
+}  // namespace attnprof::kernel
