@@ -113,6 +113,11 @@ struct CostRow {
   double share = 0;  // of the case's total (device where there is one, else CPU)
   std::int64_t bytes_allocated = 0;
   std::vector<std::pair<std::string, int>> kernels;  // kernel name, launches
+  // Filled by harness/costmatrix:
+  std::string input_dtypes;       // "[float, float]"
+  std::int64_t bytes_freed = 0;
+  int launches = 0;               // kernels, memcpys and memsets this op started itself
+  std::vector<double> kernel_ns;  // device time of each entry of `kernels`, same order
 };
 
 struct CaseResult {
