@@ -36,3 +36,8 @@ separate_arguments(_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
 target_compile_options(attnprof_torch INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_torch_flags}>)
 # torch's own headers are noisy under -Wall; mark them as system headers.
 target_include_directories(attnprof_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+if(ATTNPROF_CUDA)
+  # Torch-facing code may use ATen's CUDA headers (device properties, streams) only then.
+  target_compile_definitions(attnprof_torch INTERFACE ATTNPROF_HAVE_CUDA=1)
+  target_link_libraries(attnprof_torch INTERFACE CUDA::cudart)
+endif()

@@ -1,0 +1,46 @@
+// What this machine is: CPU, threads, LibTorch, CUDA runtime and driver, devices. The stable
+// fields key baselines and history (core::Environment::fingerprint); measured values such as
+// clocks are reported but kept out of the fingerprint.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+
+namespace attnprof::env {
+
+struct Device {
+  int index = 0;
+  std::string name;
+  std::string compute_capability;  // "9.0"
+  double memory_gib = 0;
+  int sm_count = 0;
+  double l2_mib = 0;
+  double peak_gbps = 0;     // from memory clock and bus width, when the runtime reports them
+};
+
+struct Description {
+  std::string cpu_model;
+  int cpu_logical = 0;
+  int torch_threads = 0;
+  std::string torch_version;
+  bool cuda_built = false;           // LibTorch and attnprof built with CUDA
+  std::string cuda_runtime;          // "13.0", empty when not built with CUDA
+  std::string cuda_driver;           // "13.0" (driver API version), empty when no driver
+  std::string cuda_status;           // why there is no usable GPU, or "ok"
+  std::vector<Device> devices;
+};
+
+Description describe();
+
+// Stable fields for the fingerprint, for a case run on `device` ("cpu", "cuda", "cuda:N").
+core::Environment fingerprint_for(const Description& d, const std::string& device);
+
+// The human-readable report of `attnprof env`.
+std::string render(const Description& d);
+
+// True when `device` names something this process can run on; otherwise why not.
+bool device_usable(const Description& d, const std::string& device, std::string* why_not);
+
+}  // namespace attnprof::env

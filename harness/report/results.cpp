@@ -1,0 +1,42 @@
+#include "harness/report/results.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "harness/report/format.h"
+
+namespace attnprof::report {
+
+std::string results_table(const core::Run& run) {
+  Table t({"case", "status", "median", "±ci", "samples", "TFLOP/s", "GB/s", "note"});
+  for (const auto& r : run.cases) {
+    std::string median, ci, n, tflops, gbps;
+    if (r.status == core::CaseStatus::ok && r.summary.n > 0) {
+      median = format_duration(r.summary.median_ns);
+      const double half = (r.summary.ci_high_ns - r.summary.ci_low_ns) / 2;
+      ci = fmt::format("{:.2f}%", 100 * half / r.summary.median_ns);
+      n = std::to_string(r.summary.n);
+      if (auto it = r.metrics.find("throughput.tflops"); it != r.metrics.end())
+        tflops = fmt::format("{:.3f}", it->second);
+      if (auto it = r.metrics.find("bandwidth.achieved_gbps"); it != r.metrics.end())
+        gbps = fmt::format("{:.1f}", it->second);
+    }
+    std::string note = r.message;
+    if (note.empty() && !r.backend.empty() && r.backend != r.spec.kernel)
+      note = "backend: " + r.backend;
+    if (r.status == core::CaseStatus::ok && r.summary.n > 0 && !r.summary.converged)
+      note += note.empty() ? "not converged" : "; not converged";
+    t.add({r.spec.key, core::to_string(r.status), median, ci, n, tflops, gbps, note});
+  }
+  return t.render();
+}
+
+std::string status_counts(const core::Run& run) {
+  std::array<int, 4> k{};
+  for (const auto& r : run.cases) ++k[static_cast<int>(r.status)];
+  return fmt::format("{} cases: {} ok, {} failed, {} skipped, {} error", run.cases.size(), k[0],
+                     k[1], k[2], k[3]);
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,61 @@
+#include "harness/runner/check.h"
+
+#include <fmt/format.h>
+
+#include "harness/kernel/registry.h"
+
+namespace attnprof::runner {
+
+Tolerance tolerance_for(core::DType d) {
+  // fp16 keeps 11 significant bits, bf16 8; fp32 kernels may still reorder sums (tiling,
+  // online softmax), hence not 0.
+  switch (d) {
+    case core::DType::fp16: return {2e-3, 2e-3};
+    case core::DType::bf16: return {1.6e-2, 1.6e-2};
+    default: return {1e-4, 1e-4};
+  }
+}
+
+at::Tensor reference_output(const kernel::Inputs& in) {
+  const kernel::Variant* math = kernel::registry().find("sdpa.math");
+  kernel::Inputs ref = in;
+  ref.q = in.q.to(at::kFloat);
+  ref.k = in.k.to(at::kFloat);
+  ref.v = in.v.to(at::kFloat);
+  return math->launch(ref);
+}
+
+CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, core::DType dtype) {
+  CheckResult r;
+  if (out.sizes() != reference.sizes()) {
+    r.ok = false;
+    r.message = fmt::format("output shape {} differs from the reference's {}",
+                            fmt::join(out.sizes(), "x"), fmt::join(reference.sizes(), "x"));
+    return r;
+  }
+  const Tolerance tol = tolerance_for(dtype);
+  at::Tensor o = out.to(at::kFloat).cpu(), ref = reference.to(at::kFloat).cpu();
+  at::Tensor err = (o - ref).abs();
+  // NaN anywhere in the output is a mismatch however small the other errors are.
+  err = at::where(at::isnan(o), at::full_like(err, std::numeric_limits<float>::infinity()), err);
+  at::Tensor excess = err - (tol.atol + tol.rtol * ref.abs());
+  const int64_t worst = excess.flatten().argmax().item<int64_t>();
+  r.max_abs_error = err.max().item<double>();
+  if (excess.flatten()[worst].item<double>() > 0) {
+    r.ok = false;
+    std::vector<int64_t> idx(o.dim());
+    int64_t rest = worst;
+    for (int64_t d = o.dim() - 1; d >= 0; --d) {
+      idx[d] = rest % o.size(d);
+      rest /= o.size(d);
+    }
+    r.message = fmt::format(
+        "output differs from sdpa.math (fp32): max abs error {:.3g} at [{}] (got {:.6g}, "
+        "expected {:.6g}; tolerance atol {:g} + rtol {:g})",
+        r.max_abs_error, fmt::join(idx, ", "), o.flatten()[worst].item<double>(),
+        ref.flatten()[worst].item<double>(), tol.atol, tol.rtol);
+  }
+  return r;
+}
+
+}  // namespace attnprof::runner

@@ -1,0 +1,104 @@
+#include "harness/runner/runner.h"
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include <regex>
+
+#include "harness/kernel/registry.h"
+#include "harness/kernel/variants/variants.h"
+#include "harness/measure/engine.h"
+#include "harness/runner/check.h"
+#include "harness/runner/timers.h"
+#include "harness/runner/workload.h"
+#ifdef ATTNPROF_HAVE_TRACE
+#include "harness/runner/traced_pass.h"
+#endif
+
+namespace attnprof::runner {
+namespace {
+
+core::CaseResult with_status(const core::Case& c, core::CaseStatus s, std::string why) {
+  core::CaseResult r;
+  r.spec = c;
+  r.status = s;
+  r.message = std::move(why);
+  return r;
+}
+
+// The case's hardware requirement against this machine: nullopt when it matches.
+std::optional<std::string> hardware_mismatch(const core::Case& c, const env::Description& env) {
+  std::string why;
+  if (!env::device_usable(env, c.hardware.device, &why)) return why;
+  if (!c.hardware.gpu_pattern.empty() && c.hardware.device != "cpu") {
+    const at::Device dev = device_of(c);
+    const int index = dev.index() < 0 ? 0 : dev.index();
+    const std::string& name = env.devices.at(index).name;
+    if (!std::regex_search(name, std::regex(c.hardware.gpu_pattern, std::regex::icase)))
+      return fmt::format("GPU \"{}\" does not match \"{}\"", name, c.hardware.gpu_pattern);
+  }
+  return std::nullopt;
+}
+
+void add_roofline_metrics(core::CaseResult& r) {
+  if (r.spec.level != core::Level::kernel || r.summary.median_ns <= 0) return;
+  const double s = r.summary.median_ns * 1e-9;
+  r.metrics["throughput.tflops"] = kernel::attention_flops(r.spec) / s / 1e12;
+  r.metrics["bandwidth.achieved_gbps"] = kernel::attention_bytes(r.spec) / s / 1e9;
+}
+
+}  // namespace
+
+Runner::Runner(env::Description env, Options options)
+    : m_env(std::move(env)), m_options(options) {}
+
+core::CaseResult Runner::run(const core::Case& c) {
+  if (auto why = hardware_mismatch(c, m_env))
+    return with_status(c, m_options.require_hardware ? core::CaseStatus::failed
+                                                     : core::CaseStatus::skipped,
+                       *why);
+  const kernel::Variant* v = kernel::registry().find(c.kernel);
+  if (!v) return with_status(c, core::CaseStatus::error, "unknown kernel \"" + c.kernel + "\"");
+  if (auto why = v->unsupported(c)) return with_status(c, core::CaseStatus::skipped, *why);
+
+  const int threads = m_options.threads > 0 ? m_options.threads : c.hardware.threads;
+  if (threads > 0 && c.hardware.device == "cpu") at::set_num_threads(threads);
+
+  core::CaseResult r;
+  r.spec = c;
+  try {
+    c10::InferenceMode no_autograd;
+    kernel::Inputs in = make_inputs(c);
+    r.spec.hardware.threads = at::get_num_threads();
+
+    // Correctness before speed: a fast wrong kernel is a failure, never a number.
+    at::Tensor out = v->launch(in);
+    CheckResult chk = check_output(out, reference_output(in), c.dtype);
+    r.max_abs_error = chk.max_abs_error;
+    if (v->chosen_backend) r.backend = v->chosen_backend(in);
+    if (!chk.ok) return r.status = core::CaseStatus::failed, r.message = chk.message, r;
+
+    auto work = make_workload(c, *v, in);
+    auto timer = make_timer(c, [&work] { work(); });
+    measure::Result m = measure::run(*timer, c.measure);
+    r.samples = std::move(m.samples);
+    r.summary = m.summary;
+    r.metrics["measure.warmup_calls"] = m.warmup_calls;
+    add_roofline_metrics(r);
+#ifdef ATTNPROF_HAVE_TRACE
+    if (m_options.trace && c.measure.trace) traced_pass(c, work, r);
+#endif
+  } catch (const kernel::Unsupported& e) {
+    return with_status(c, core::CaseStatus::skipped, e.what());
+  } catch (const c10::OutOfMemoryError& e) {
+    // Out of memory is an outcome of this case, not the end of the run.
+    return with_status(c, core::CaseStatus::error,
+                       std::string("out of memory: ") + e.what_without_backtrace());
+  } catch (const c10::Error& e) {
+    return with_status(c, core::CaseStatus::error, e.what_without_backtrace());
+  }
+  return r;
+}
+
+}  // namespace attnprof::runner

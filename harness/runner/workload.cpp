@@ -1,0 +1,137 @@
+#include "harness/runner/workload.h"
+
+#include <cmath>
+
+namespace attnprof::runner {
+
+at::Device device_of(const core::Case& c) {
+  return c.hardware.device == "cpu" ? at::Device(at::kCPU) : at::Device(c.hardware.device);
+}
+
+at::ScalarType scalar_type_of(core::DType d) {
+  switch (d) {
+    case core::DType::fp16: return at::kHalf;
+    case core::DType::bf16: return at::kBFloat16;
+    default: return at::kFloat;
+  }
+}
+
+at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device device) {
+  const int64_t sq = c.q_len, sk = c.kv_len;
+  const bool causal = c.mask == core::MaskKind::causal;
+  const bool window = c.mask == core::MaskKind::sliding_window && c.window > 0;
+  const bool padding = seq_lens.defined();
+  if (c.mask == core::MaskKind::none && !padding) return {};
+  // Decode (Sq=1) with a bottom-right causal mask sees every key: no mask at all.
+  if (causal && !padding && (sq == sk || sq == 1)) return {};
+  // Absolute position of query i is sk - sq + i (bottom-right alignment, as for a KV cache).
+  at::Tensor qpos = at::arange(sk - sq, sk, at::kLong).view({sq, 1});
+  at::Tensor kpos = at::arange(0, sk, at::kLong).view({1, sk});
+  at::Tensor keep = at::ones({sq, sk}, at::kBool);
+  if (causal || window) keep = keep.logical_and(kpos <= qpos);
+  if (window) keep = keep.logical_and(kpos > qpos - c.window);
+  at::Tensor mask = keep.view({1, 1, sq, sk}).expand({c.batch, 1, sq, sk}).clone();
+  if (padding) {
+    at::Tensor valid = kpos.view({1, 1, 1, sk}) < seq_lens.to(at::kLong).view({c.batch, 1, 1, 1});
+    mask = mask.logical_and(valid);
+  }
+  return mask.to(device);
+}
+
+kernel::Inputs make_inputs(const core::Case& c) {
+  const at::Device dev = device_of(c);
+  const auto dtype = scalar_type_of(c.dtype);
+  // Generate on the CPU with a seeded generator, then move: the same case gets the same data
+  // on every device and every run.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(c.seed ? c.seed : 0x5eed);
+  auto randn = [&](std::vector<int64_t> shape) {
+    return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat)).to(dev, dtype);
+  };
+  kernel::Inputs in;
+  in.spec = &c;
+  in.q = randn({c.batch, c.model.heads, c.q_len, c.model.head_dim});
+  in.k = randn({c.batch, c.model.kv_heads, c.kv_len, c.model.head_dim});
+  in.v = randn({c.batch, c.model.kv_heads, c.kv_len, c.model.head_dim});
+  if (!c.seq_lens.empty())
+    in.seq_lens = at::tensor(std::vector<int>(c.seq_lens.begin(), c.seq_lens.end()), at::kInt);
+  in.mask = make_mask(c, in.seq_lens, dev);
+  if (in.seq_lens.defined()) in.seq_lens = in.seq_lens.to(dev);
+  in.scale = c.scale ? *c.scale : 1.0 / std::sqrt(double(c.model.head_dim));
+  return in;
+}
+
+namespace {
+
+// Weights of one transformer layer at the case's geometry, seeded like the inputs and scaled
+// so activations stay in range in fp16.
+struct LayerWeights {
+  at::Tensor wqkv, wo, w1, w2, w3, norm1, norm2;
+};
+
+LayerWeights make_weights(const core::Case& c) {
+  const auto opts = at::TensorOptions().dtype(scalar_type_of(c.dtype)).device(device_of(c));
+  auto gen = at::make_generator<at::CPUGeneratorImpl>((c.seed ? c.seed : 0x5eed) + 1);
+  auto w = [&](int64_t in, int64_t out) {
+    return (at::randn({in, out}, gen) / std::sqrt(double(in))).to(opts);
+  };
+  const int64_t hidden = c.model.hidden > 0 ? c.model.hidden : c.model.heads * c.model.head_dim;
+  const int64_t qkv = (c.model.heads + 2 * c.model.kv_heads) * int64_t(c.model.head_dim);
+  LayerWeights lw;
+  lw.wqkv = w(hidden, qkv);
+  lw.wo = w(int64_t(c.model.heads) * c.model.head_dim, hidden);
+  if (c.level == core::Level::layer) {
+    const int64_t mlp = c.model.mlp_hidden > 0 ? c.model.mlp_hidden : 4 * hidden;
+    lw.w1 = w(hidden, mlp);
+    lw.w2 = w(mlp, hidden);
+    if (c.model.norm == "rmsnorm") lw.w3 = w(hidden, mlp);  // gated (SwiGLU) MLP
+    lw.norm1 = at::ones({hidden}, opts);
+    lw.norm2 = at::ones({hidden}, opts);
+  }
+  return lw;
+}
+
+at::Tensor norm(const core::Case& c, const at::Tensor& x, const at::Tensor& weight) {
+  if (c.model.norm == "rmsnorm") {
+    at::Tensor xf = x.to(at::kFloat);
+    return (xf * at::rsqrt(xf.pow(2).mean(-1, true) + 1e-6)).to(x.scalar_type()) * weight;
+  }
+  return at::layer_norm(x, {x.size(-1)}, weight);
+}
+
+}  // namespace
+
+std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Variant& v,
+                                          const kernel::Inputs& in) {
+  if (c.level == core::Level::kernel) return [&v, in] { return v.launch(in); };
+
+  auto lw = std::make_shared<LayerWeights>(make_weights(c));
+  const int64_t hidden = lw->wqkv.size(0);
+  const auto opts = in.q.options();
+  auto gen = at::make_generator<at::CPUGeneratorImpl>((c.seed ? c.seed : 0x5eed) + 2);
+  at::Tensor x = at::randn({c.batch, c.q_len, hidden}, gen).to(opts);
+  const core::Case* spec = &c;
+  return [&v, in, lw, x, spec]() mutable {
+    const core::Case& cs = *spec;
+    const int64_t b = cs.batch, sq = cs.q_len, hq = cs.model.heads, hkv = cs.model.kv_heads,
+                  d = cs.model.head_dim;
+    at::Tensor h = cs.level == core::Level::layer ? norm(cs, x, lw->norm1) : x;
+    at::Tensor qkv = at::matmul(h, lw->wqkv);
+    auto parts = qkv.split({hq * d, hkv * d, hkv * d}, -1);
+    kernel::Inputs step = in;
+    step.q = parts[0].view({b, sq, hq, d}).transpose(1, 2).contiguous();
+    // New keys and values go into the last sq slots of the cache (prefill: the whole cache).
+    const int64_t sk = in.k.size(2);
+    step.k.narrow(2, sk - sq, sq).copy_(parts[1].view({b, sq, hkv, d}).transpose(1, 2));
+    step.v.narrow(2, sk - sq, sq).copy_(parts[2].view({b, sq, hkv, d}).transpose(1, 2));
+    at::Tensor o = v.launch(step).transpose(1, 2).reshape({b, sq, hq * d});
+    at::Tensor out = at::matmul(o, lw->wo);
+    if (cs.level != core::Level::layer) return out;
+    at::Tensor r = x + out;
+    at::Tensor m = norm(cs, r, lw->norm2);
+    at::Tensor up = at::matmul(m, lw->w1);
+    at::Tensor act = lw->w3.defined() ? at::silu(up) * at::matmul(m, lw->w3) : at::gelu(up);
+    return r + at::matmul(act, lw->w2);
+  };
+}
+
+}  // namespace attnprof::runner
