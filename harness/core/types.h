@@ -76,6 +76,7 @@ struct Case {
   DType dtype = DType::fp32;
   MaskKind mask = MaskKind::none;
   int window = 0;  // sliding window size, for MaskKind::sliding_window
+  std::string mask_file;  // MaskKind::custom: additive float mask file, absolute path
   std::optional<double> scale;  // softmax scale; default 1/sqrt(head_dim)
   std::uint64_t seed = 0;       // input data seed
   Hardware hardware;
