@@ -10,6 +10,7 @@
 #include "harness/cli/run_metadata.h"
 #include "harness/costmatrix/table.h"
 #include "harness/env/environment.h"
+#include "harness/kernel/plugin.h"
 #include "harness/kernel/registry.h"
 #include "harness/report/results.h"
 #include "harness/runner/runner.h"
@@ -24,6 +25,7 @@ struct RunArgs {
   std::vector<std::string> files;
   std::string db;
   std::vector<std::string> case_globs;
+  std::vector<std::string> plugins;
   std::string shard;
   int threads = 0;
   bool no_trace = false;
@@ -39,6 +41,7 @@ std::int64_t now_ns() {
 }
 
 int run(const RunArgs& a) {
+  for (const auto& p : a.plugins) kernel::load_plugin(p);
   scenario::LoadOptions lo;
   lo.kernels = kernel::registry().names();
   scenario::Suite suite = a.files.empty()
@@ -107,6 +110,8 @@ Action setup_run(CLI::App& sub) {
   sub.add_option("scenarios", a->files, "Scenario files (default: the embedded smoke suite)");
   add_db_option(sub, a->db);
   sub.add_option("--case", a->case_globs, "Only cases whose key matches this glob (repeatable)");
+  sub.add_option("--plugin", a->plugins,
+                 "Load a shared library of TORCH_LIBRARY ops (kernels named op:ns::name)");
   sub.add_option("--shard", a->shard, "Run shard i of n (e.g. 2/4): a stable, cost-balanced split");
   sub.add_option("--threads", a->threads, "CPU intra-op threads (default: the scenario's, else LibTorch's)");
   sub.add_flag("--no-trace", a->no_trace, "Skip the traced pass and the cost matrix");

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@ struct Inputs {
   at::Tensor k;  // [B, Hkv, Sk, D]
   at::Tensor v;  // [B, Hkv, Sk, D]
   // Boolean "may attend" mask [B, 1, Sq, Sk] (true = keep) built from the case's mask kind,
+  // or, for mask "custom", an additive float mask [1 or B, 1, Sq, Sk] at the input dtype,
   // window and per-sequence lengths; undefined when the case has mask "none", or "causal" with
   // Sq == Sk (then is_causal suffices). Variants with native masking may ignore it and use
   // the case's fields instead.
@@ -48,11 +50,12 @@ class Registry {
  public:
   void add(Variant v);  // throws std::logic_error on a duplicate name
   const Variant* find(std::string_view name) const;
-  const std::vector<Variant>& all() const { return m_variants; }
+  // A deque: variants registered later (plugin ops) never move the earlier ones.
+  const std::deque<Variant>& all() const { return m_variants; }
   std::vector<std::string> names() const;
 
  private:
-  std::vector<Variant> m_variants;
+  std::deque<Variant> m_variants;
 };
 
 // The process-wide registry with every built-in variant (and plugins once loaded).

@@ -6,6 +6,7 @@
 
 #include <regex>
 
+#include "harness/kernel/plugin.h"
 #include "harness/kernel/registry.h"
 #include "harness/kernel/variants/variants.h"
 #include "harness/measure/engine.h"
@@ -58,8 +59,9 @@ core::CaseResult Runner::run(const core::Case& c) {
     return with_status(c, m_options.require_hardware ? core::CaseStatus::failed
                                                      : core::CaseStatus::skipped,
                        *why);
-  const kernel::Variant* v = kernel::registry().find(c.kernel);
-  if (!v) return with_status(c, core::CaseStatus::error, "unknown kernel \"" + c.kernel + "\"");
+  std::string missing;
+  const kernel::Variant* v = kernel::lookup(c.kernel, &missing);
+  if (!v) return with_status(c, core::CaseStatus::error, missing);
   if (auto why = v->unsupported(c)) return with_status(c, core::CaseStatus::skipped, *why);
 
   const int threads = m_options.threads > 0 ? m_options.threads : c.hardware.threads;

@@ -1,6 +1,11 @@
 #include "harness/runner/workload.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <fstream>
+
+#include "harness/util/error.h"
 
 namespace attnprof::runner {
 
@@ -16,8 +21,47 @@ at::ScalarType scalar_type_of(core::DType d) {
   }
 }
 
+namespace {
+
+// A custom additive mask: Sq rows of Sk whitespace-separated floats ("-inf" allowed), added to
+// the scores of every batch and head.
+at::Tensor load_additive_mask(const core::Case& c) {
+  std::ifstream in(c.mask_file);
+  if (!in)
+    throw util::InputError(util::Diagnostic{c.mask_file, 0, 0, "cannot open custom mask file"});
+  std::vector<float> values;
+  std::string tok;
+  while (in >> tok) {
+    try {
+      values.push_back(std::stof(tok));
+    } catch (const std::exception&) {
+      throw util::InputError(util::Diagnostic{
+          c.mask_file, 0, 0, fmt::format("\"{}\" is not a number (value {})", tok, values.size() + 1)});
+    }
+  }
+  const size_t want = size_t(c.q_len) * c.kv_len;
+  if (values.size() != want)
+    throw util::InputError(util::Diagnostic{
+        c.mask_file, 0, 0,
+        fmt::format("expected {} x {} = {} values (q_len x kv_len), found {}", c.q_len, c.kv_len,
+                    want, values.size())});
+  return at::tensor(values).view({1, 1, c.q_len, c.kv_len});
+}
+
+}  // namespace
+
 at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device device) {
   const int64_t sq = c.q_len, sk = c.kv_len;
+  if (c.mask == core::MaskKind::custom) {
+    at::Tensor m = load_additive_mask(c);
+    // Padding still applies: keys past a sequence's length get -inf.
+    if (seq_lens.defined()) {
+      at::Tensor kpos = at::arange(0, sk, at::kLong).view({1, 1, 1, sk});
+      at::Tensor valid = kpos < seq_lens.to(at::kLong).view({c.batch, 1, 1, 1});
+      m = m.expand({c.batch, 1, sq, sk}).masked_fill(valid.logical_not(), -INFINITY);
+    }
+    return m.to(device, scalar_type_of(c.dtype));
+  }
   const bool causal = c.mask == core::MaskKind::causal;
   const bool window = c.mask == core::MaskKind::sliding_window && c.window > 0;
   const bool padding = seq_lens.defined();

@@ -18,7 +18,9 @@ void register_eager(Registry& r) {
       vv = vv.repeat_interleave(group, 1);
     }
     at::Tensor scores = at::matmul(in.q, k.transpose(-2, -1)).mul_(in.scale);
-    if (in.mask.defined()) {
+    if (in.mask.defined() && in.mask.scalar_type() != at::kBool) {
+      scores.add_(in.mask);  // custom additive mask
+    } else if (in.mask.defined()) {
       scores.masked_fill_(in.mask.logical_not(), -std::numeric_limits<double>::infinity());
     } else if (in.spec->mask == core::MaskKind::causal) {
       const int64_t sq = in.q.size(2), sk = k.size(2);

@@ -53,8 +53,12 @@ std::string backend_name(int64_t b) {
   }
 }
 
+// SDPA's is_causal is top-left aligned; ours is bottom-right (a KV cache's). They agree only
+// when Sq == Sk; the workload builds an explicit mask otherwise (or none for Sq == 1, which
+// sees every key).
 bool is_causal_flag(const Inputs& in) {
-  return in.spec->mask == core::MaskKind::causal && !in.mask.defined();
+  return in.spec->mask == core::MaskKind::causal && !in.mask.defined() &&
+         in.q.size(2) == in.k.size(2);
 }
 
 bool gqa(const Inputs& in) { return in.q.size(1) != in.k.size(1); }

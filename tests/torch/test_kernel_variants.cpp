@@ -1,0 +1,138 @@
+// The LibTorch variants against the reference on the CPU, and the registry's contract.
+#include <doctest/doctest.h>
+
+#include "harness/kernel/registry.h"
+#include "harness/kernel/variants/variants.h"
+#include "harness/runner/check.h"
+#include "harness/runner/workload.h"
+
+using namespace attnprof;
+
+namespace {
+
+core::Case make_case(const std::string& kernel, core::MaskKind mask, int q_len, int kv_len,
+                     int heads = 4, int kv_heads = 4) {
+  core::Case c;
+  c.key = "test/" + kernel;
+  c.kernel = kernel;
+  c.model = {"tiny", heads, kv_heads, 32, heads * 32, 4096, 0, 0, "layernorm"};
+  c.batch = 2;
+  c.q_len = q_len;
+  c.kv_len = kv_len;
+  c.mask = mask;
+  c.window = 8;
+  c.seed = 7;
+  return c;
+}
+
+runner::CheckResult run_and_check(const core::Case& c) {
+  const kernel::Variant* v = kernel::registry().find(c.kernel);
+  REQUIRE(v != nullptr);
+  kernel::Inputs in = runner::make_inputs(c);
+  at::Tensor out = v->launch(in);
+  return runner::check_output(out, runner::reference_output(in), c.dtype);
+}
+
+}  // namespace
+
+TEST_SUITE("kernel::registry") {
+  TEST_CASE("built-in variants are registered once each") {
+    auto names = kernel::registry().names();
+    for (const char* n : {"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn", "eager"})
+      CHECK_MESSAGE(std::find(names.begin(), names.end(), n) != names.end(), n);
+    kernel::Registry r;
+    kernel::register_eager(r);
+    CHECK_THROWS_AS(kernel::register_eager(r), std::logic_error);
+  }
+
+  TEST_CASE("CUDA-only backends skip CPU cases with a reason") {
+    const kernel::Variant* v = kernel::registry().find("sdpa.cudnn");
+    auto why = v->unsupported(make_case("sdpa.cudnn", core::MaskKind::none, 16, 16));
+    REQUIRE(why);
+    CHECK(*why == "sdpa.cudnn runs on CUDA devices only");
+  }
+
+  TEST_CASE("FLOP and byte models") {
+    core::Case c = make_case("eager", core::MaskKind::none, 16, 16);
+    CHECK(kernel::attention_flops(c) == doctest::Approx(4.0 * 2 * 4 * 16 * 16 * 32));
+    c.mask = core::MaskKind::causal;
+    CHECK(kernel::attention_flops(c) == doctest::Approx(2.0 * 2 * 4 * 16 * 16 * 32));
+    CHECK(kernel::attention_bytes(c) == doctest::Approx(4.0 * (2 * 2 * 4 * 16 * 32 + 2 * 2 * 4 * 16 * 32)));
+  }
+}
+
+TEST_SUITE("kernel::variants") {
+  TEST_CASE("every CPU variant matches sdpa.math for every mask, GQA and decode") {
+    for (const char* k : {"sdpa.auto", "sdpa.math", "eager"}) {
+      for (auto mask : {core::MaskKind::none, core::MaskKind::causal, core::MaskKind::sliding_window}) {
+        for (auto [q, kv] : {std::pair{24, 24}, std::pair{1, 40}, std::pair{4, 40}}) {
+          for (int kv_heads : {4, 1}) {
+            core::Case c = make_case(k, mask, q, kv, 4, kv_heads);
+            CAPTURE(k);
+            CAPTURE(core::to_string(mask));
+            CAPTURE(q);
+            CAPTURE(kv_heads);
+            auto r = run_and_check(c);
+            CHECK_MESSAGE(r.ok, r.message);
+          }
+        }
+      }
+    }
+  }
+
+  TEST_CASE("padding from variable lengths masks the keys past each sequence's length") {
+    core::Case c = make_case("eager", core::MaskKind::padding, 16, 16);
+    c.seq_lens = {16, 5};
+    kernel::Inputs in = runner::make_inputs(c);
+    REQUIRE(in.mask.defined());
+    CHECK(in.mask[1][0][0].sum().item<int64_t>() == 5);
+    CHECK(in.mask[0][0][0].sum().item<int64_t>() == 16);
+    auto r = run_and_check(c);
+    CHECK_MESSAGE(r.ok, r.message);
+  }
+
+  TEST_CASE("the CPU fused SDPA path runs where LibTorch supports it") {
+    core::Case c = make_case("sdpa.flash", core::MaskKind::causal, 32, 32);
+    auto r = run_and_check(c);
+    CHECK_MESSAGE(r.ok, r.message);
+  }
+
+  TEST_CASE("fp16 and bf16 inputs are checked with their own tolerances") {
+    for (auto dt : {core::DType::bf16, core::DType::fp16}) {
+      core::Case c = make_case("eager", core::MaskKind::causal, 16, 16);
+      c.dtype = dt;
+      auto r = run_and_check(c);
+      CHECK_MESSAGE(r.ok, r.message);
+    }
+  }
+}
+
+TEST_SUITE("runner::check") {
+  TEST_CASE("a wrong output is a failure that names the largest error and where") {
+    core::Case c = make_case("eager", core::MaskKind::none, 8, 8);
+    kernel::Inputs in = runner::make_inputs(c);
+    at::Tensor ref = runner::reference_output(in);
+    at::Tensor bad = ref.clone();
+    bad[1][2][3][4] += 0.5;
+    auto r = runner::check_output(bad, ref, core::DType::fp32);
+    CHECK_FALSE(r.ok);
+    CHECK(r.max_abs_error == doctest::Approx(0.5).epsilon(1e-3));
+    CHECK(r.message.find("max abs error 0.5 at [1, 2, 3, 4]") != std::string::npos);
+    CHECK(runner::check_output(ref, ref, core::DType::fp32).ok);
+  }
+
+  TEST_CASE("NaN in the output is a mismatch") {
+    core::Case c = make_case("eager", core::MaskKind::none, 8, 8);
+    at::Tensor ref = runner::reference_output(runner::make_inputs(c));
+    at::Tensor bad = ref.clone();
+    bad[0][0][0][0] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_FALSE(runner::check_output(bad, ref, core::DType::fp32).ok);
+  }
+
+  TEST_CASE("shape mismatches are reported") {
+    at::Tensor a = at::zeros({1, 2, 3, 4}), b = at::zeros({1, 2, 3, 5});
+    auto r = runner::check_output(a, b, core::DType::fp32);
+    CHECK_FALSE(r.ok);
+    CHECK(r.message == "output shape 1x2x3x4 differs from the reference's 1x2x3x5");
+  }
+}
