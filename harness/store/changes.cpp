@@ -1,0 +1,37 @@
+#include "harness/store/changes.h"
+
+#include <map>
+#include <tuple>
+
+namespace attnprof::store {
+
+std::vector<CaseChange> find_changes(Database& db, const HistoryFilter& filter,
+                                     const stats::ChangePointSettings& settings) {
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<HistoryRow>> series;
+  for (auto& row : history(db, filter))
+    series[{row.case_key, row.metric, row.env_fingerprint}].push_back(std::move(row));
+  std::vector<CaseChange> out;
+  for (const auto& [key, rows] : series) {
+    std::vector<double> values;
+    values.reserve(rows.size());
+    for (const auto& r : rows) values.push_back(r.value);
+    for (const auto& cp : stats::detect_change_points(values, settings)) {
+      const HistoryRow& before = rows[cp.index - 1];
+      const HistoryRow& after = rows[cp.index];
+      CaseChange c;
+      std::tie(c.case_key, c.metric, c.env_fingerprint) = key;
+      c.git_branch = after.git_branch;
+      c.point = cp;
+      c.commit_before = before.git_commit;
+      c.commit_after = after.git_commit;
+      c.run_before = before.run_id;
+      c.run_after = after.run_id;
+      c.at_ns = after.started_ns;
+      c.series_length = static_cast<int>(rows.size());
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace attnprof::store

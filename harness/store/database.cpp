@@ -1,0 +1,584 @@
+#include "harness/store/database.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "harness/store/schema.h"
+#include "harness/store/serialize.h"
+#include "harness/util/error.h"
+
+namespace attnprof::store {
+
+using nlohmann::json;
+
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int user_version(sql::Connection& db) {
+  return static_cast<int>(db.scalar_int("PRAGMA user_version"));
+}
+
+// Reads the version and refuses files that are not ours or too new, before anything is written.
+int check_version(sql::Connection& db) {
+  int v = user_version(db);
+  if (v > schema::current_version)
+    throw util::EnvironmentError(fmt::format(
+        "{}: schema version {} is newer than this attnprof supports ({}); it was left "
+        "untouched: use a newer attnprof",
+        db.path(), v, schema::current_version));
+  if (v == 0 && db.scalar_int("SELECT count(*) FROM sqlite_master") > 0)
+    throw util::EnvironmentError(fmt::format(
+        "{}: a SQLite database but not an attnprof history (it has tables and no schema "
+        "version); it was left untouched: pass another --db",
+        db.path()));
+  return v;
+}
+
+void migrate(sql::Connection& db) {
+  for (const auto& m : schema::migrations()) {
+    if (user_version(db) >= m.version) continue;
+    sql::Transaction tx(db);
+    // Another process may have migrated while we waited for the write lock.
+    if (user_version(db) >= m.version) continue;
+    try {
+      db.exec(m.sql);
+    } catch (const util::EnvironmentError& e) {
+      throw util::EnvironmentError(
+          fmt::format("{} (while migrating to schema version {}: {})", e.what(), m.version, m.what));
+    }
+    db.exec(fmt::format("PRAGMA user_version = {}", m.version));
+    tx.commit();
+  }
+}
+
+void set_busy_timeout(sql::Connection& db, std::chrono::milliseconds t) {
+  db.check(sqlite3_busy_timeout(db.get(), static_cast<int>(t.count())), "sqlite3_busy_timeout");
+}
+
+const char* kRunColumns =
+    "r.id, r.git_commit, r.git_branch, r.pr, r.ci_url, r.status, r.env_fingerprint, "
+    "r.started_ns, r.ended_ns, (SELECT count(*) FROM cases c WHERE c.run_id = r.id)";
+
+RunInfo read_run_info(const sql::Statement& st) {
+  RunInfo r;
+  r.id = st.text(0);
+  r.git_commit = st.text(1);
+  r.git_branch = st.text(2);
+  r.pr = st.text(3);
+  r.ci_url = st.text(4);
+  r.status = st.text(5);
+  r.env_fingerprint = st.text(6);
+  r.started_ns = st.int64(7);
+  r.ended_ns = st.int64(8);
+  r.cases = static_cast<int>(st.int64(9));
+  return r;
+}
+
+}  // namespace
+
+const char* to_string(AnnotationKind k) {
+  switch (k) {
+    case AnnotationKind::accept: return "accept";
+    case AnnotationKind::reset: return "reset";
+    case AnnotationKind::ignore: return "ignore";
+  }
+  return "?";
+}
+
+std::optional<AnnotationKind> parse_annotation_kind(std::string_view s) {
+  for (auto k : {AnnotationKind::accept, AnnotationKind::reset, AnnotationKind::ignore})
+    if (s == to_string(k)) return k;
+  return std::nullopt;
+}
+
+std::string new_run_id() {
+  // UUID v4 text. random_device alone: runs are written rarely, and two CI shards seeded from
+  // the clock at the same instant must still differ.
+  std::random_device rd;
+  std::uint64_t hi = (std::uint64_t(rd()) << 32) | rd(), lo = (std::uint64_t(rd()) << 32) | rd();
+  hi = (hi & ~0xf000ull) | 0x4000ull;                        // version 4
+  lo = (lo & ~(3ull << 62)) | (2ull << 62);                  // variant 10
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff,
+                     hi & 0xffff, lo >> 48, lo & 0xffffffffffffull);
+}
+
+Database Database::open(const std::string& path, Mode mode) { return open(path, mode, Options{}); }
+
+Database Database::open(const std::string& path, Mode mode, Options options) {
+  if (mode == Mode::read_only) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+      throw util::EnvironmentError(fmt::format(
+          "{}: no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB",
+          path));
+    sql::Connection db(path, SQLITE_OPEN_READONLY);
+    set_busy_timeout(db, options.busy_timeout);
+    int v = check_version(db);
+    if (v < schema::current_version) {
+      // Queries on an older file: migrate a private copy in memory, never the file.
+      sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+      sqlite3_backup* b = sqlite3_backup_init(mem.get(), "main", db.get(), "main");
+      if (!b) mem.fail(sqlite3_errcode(mem.get()), "sqlite3_backup_init");
+      int rc = sqlite3_backup_step(b, -1);
+      sqlite3_backup_finish(b);
+      if (rc != SQLITE_DONE) db.fail(rc, "sqlite3_backup_step");
+      mem.exec("PRAGMA foreign_keys = ON");
+      migrate(mem);
+      return Database(std::move(mem), mode, v);
+    }
+    db.exec("PRAGMA foreign_keys = ON");
+    return Database(std::move(db), mode, v);
+  }
+  sql::Connection db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (sqlite3_db_readonly(db.get(), "main") == 1)
+    throw util::EnvironmentError(fmt::format(
+        "{}: database is read-only; check the file's and its folder's permissions, or pass a "
+        "writable --db",
+        path));
+  set_busy_timeout(db, options.busy_timeout);
+  int v = check_version(db);
+  // WAL: readers never block the writer and a killed writer leaves only an uncommitted WAL
+  // tail, which the next open discards. synchronous=NORMAL keeps that guarantee for process
+  // crashes (a power cut may lose the last commits, never consistency).
+  sql::Statement wal(db, "PRAGMA journal_mode = WAL");
+  if (!wal.step() || wal.text(0) != "wal")
+    throw util::EnvironmentError(
+        fmt::format("{}: cannot switch to WAL journal mode (got \"{}\"); is it on a network "
+                    "file system? Use a local disk",
+                    path, wal.text(0)));
+  db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+  migrate(db);
+  return Database(std::move(db), mode, v);
+}
+
+void Database::require_writable(const char* what) const {
+  if (m_mode == Mode::read_only)
+    throw util::EnvironmentError(
+        fmt::format("{}: opened read-only; cannot {}", m_db.path(), what));
+}
+
+std::string Database::write_run(const core::Run& run) {
+  require_writable("write a run");
+  std::set<std::string> keys;
+  for (const auto& c : run.cases)
+    if (!keys.insert(c.spec.key).second)
+      throw util::InputError(util::Diagnostic{
+          "run", 0, 0, fmt::format("two cases have the key \"{}\"; case keys must be unique",
+                                   c.spec.key)});
+  const std::string id = run.id.empty() ? new_run_id() : run.id;
+  const std::string fp = run.env.fingerprint();
+
+  sql::Transaction tx(m_db);
+  {
+    sql::Statement exists(m_db, "SELECT 1 FROM runs WHERE id = ?");
+    if (exists.bind(1, id).step()) return id;  // idempotent: the transaction rolls back
+  }
+  sql::Statement(m_db, "INSERT OR IGNORE INTO environments(fingerprint, fields) VALUES (?, ?)")
+      .bind(1, fp)
+      .bind(2, json(run.env.fields).dump())
+      .run();
+  sql::Statement(m_db,
+                 "INSERT INTO runs(id, git_commit, git_branch, pr, ci_url, started_ns, ended_ns, "
+                 "status, env_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, id)
+      .bind(2, run.git_commit)
+      .bind(3, run.git_branch)
+      .bind(4, run.pr)
+      .bind(5, run.ci_url)
+      .bind(6, run.started_ns)
+      .bind(7, run.ended_ns)
+      .bind(8, run.status)
+      .bind(9, fp)
+      .run();
+  sql::Statement ins_case(m_db,
+                          "INSERT INTO cases(run_id, case_key, kernel, params, status, message, "
+                          "backend, max_abs_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  sql::Statement ins_sample(
+      m_db,
+      "INSERT INTO samples(case_id, idx, ns, at_ns, sm_clock_mhz, dropped) VALUES (?,?,?,?,?,?)");
+  sql::Statement ins_summary(
+      m_db,
+      "INSERT INTO summaries(case_id, n, median_ns, mean_ns, min_ns, max_ns, q1_ns, q3_ns, "
+      "ci_low_ns, ci_high_ns, ci_level, converged) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  sql::Statement ins_metric(m_db, "INSERT INTO metrics(case_id, name, value) VALUES (?, ?, ?)");
+  sql::Statement ins_cost(
+      m_db,
+      "INSERT INTO cost_rows(case_id, idx, op, input_shapes, parent, calls, cpu_self_ns, "
+      "cpu_total_ns, device_self_ns, device_total_ns, share, bytes_allocated, kernels) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const auto& cr : run.cases) {
+    ins_case.bind(1, id)
+        .bind(2, cr.spec.key)
+        .bind(3, cr.spec.kernel)
+        .bind(4, to_json(cr.spec).dump())
+        .bind(5, core::to_string(cr.status))
+        .bind(6, cr.message)
+        .bind(7, cr.backend)
+        .bind(8, cr.max_abs_error)
+        .run();
+    const std::int64_t case_id = sqlite3_last_insert_rowid(m_db.get());
+    for (std::size_t i = 0; i < cr.samples.size(); ++i) {
+      const auto& s = cr.samples[i];
+      ins_sample.bind(1, case_id)
+          .bind(2, static_cast<std::int64_t>(i))
+          .bind(3, s.ns)
+          .bind(4, s.at_ns)
+          .bind(5, s.sm_clock_mhz)
+          .bind(6, s.dropped ? 1 : 0)
+          .run();
+    }
+    const auto& s = cr.summary;
+    ins_summary.bind(1, case_id)
+        .bind(2, s.n)
+        .bind(3, s.median_ns)
+        .bind(4, s.mean_ns)
+        .bind(5, s.min_ns)
+        .bind(6, s.max_ns)
+        .bind(7, s.q1_ns)
+        .bind(8, s.q3_ns)
+        .bind(9, s.ci_low_ns)
+        .bind(10, s.ci_high_ns)
+        .bind(11, s.ci_level)
+        .bind(12, s.converged ? 1 : 0)
+        .run();
+    for (const auto& [name, value] : cr.metrics)
+      ins_metric.bind(1, case_id).bind(2, name).bind(3, value).run();
+    for (std::size_t i = 0; i < cr.cost.size(); ++i) {
+      const auto& r = cr.cost[i];
+      ins_cost.bind(1, case_id)
+          .bind(2, static_cast<std::int64_t>(i))
+          .bind(3, r.op)
+          .bind(4, r.input_shapes)
+          .bind(5, r.parent)
+          .bind(6, r.calls)
+          .bind(7, r.cpu_self_ns)
+          .bind(8, r.cpu_total_ns)
+          .bind(9, r.device_self_ns)
+          .bind(10, r.device_total_ns)
+          .bind(11, r.share)
+          .bind(12, r.bytes_allocated)
+          .bind(13, to_json(r).at("kernels").dump())
+          .run();
+    }
+  }
+  if (m_before_commit) m_before_commit();
+  tx.commit();
+  return id;
+}
+
+bool Database::has_run(const std::string& id) {
+  sql::Statement st(m_db, "SELECT 1 FROM runs WHERE id = ?");
+  return st.bind(1, id).step();
+}
+
+std::optional<std::string> Database::resolve(const std::string& ref) {
+  if (ref == "latest") {
+    sql::Statement st(m_db,
+                      "SELECT id FROM runs WHERE status = 'complete' "
+                      "ORDER BY started_ns DESC, rowid DESC LIMIT 1");
+    if (st.step()) return st.text(0);
+    return std::nullopt;
+  }
+  if (ref.empty()) return std::nullopt;
+  // substr instead of LIKE: a ref holding % or _ must match literally.
+  sql::Statement st(m_db,
+                    "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT 3");
+  st.bind(1, ref);
+  std::vector<std::string> ids;
+  while (st.step()) ids.push_back(st.text(0));
+  if (ids.empty()) return std::nullopt;
+  for (const auto& i : ids)
+    if (i == ref) return i;
+  if (ids.size() > 1)
+    throw util::InputError(util::Diagnostic{
+        "run", 0, 0,
+        fmt::format("\"{}\" matches several runs ({}, {}{}); give more of the id", ref, ids[0],
+                    ids[1], ids.size() > 2 ? ", ..." : "")});
+  return ids[0];
+}
+
+std::optional<RunInfo> Database::find_run(const std::string& ref) {
+  auto id = resolve(ref);
+  if (!id) return std::nullopt;
+  sql::Statement st(m_db, fmt::format("SELECT {} FROM runs r WHERE r.id = ?", kRunColumns));
+  if (!st.bind(1, *id).step()) return std::nullopt;
+  return read_run_info(st);
+}
+
+std::vector<RunInfo> Database::list_runs(const RunFilter& f) {
+  sql::Statement st(m_db, fmt::format("SELECT {} FROM runs r WHERE (?1 = '' OR r.git_branch = ?1) "
+                                      "AND substr(r.env_fingerprint, 1, length(?2)) = ?2 "
+                                      "AND (?3 IS NULL OR r.started_ns >= ?3) "
+                                      "AND (?4 IS NULL OR r.started_ns <= ?4) "
+                                      "AND (?5 = 0 OR r.status = 'complete') "
+                                      "ORDER BY r.started_ns, r.rowid",
+                                      kRunColumns));
+  st.bind(1, f.branch).bind(2, f.env_fingerprint).bind(3, f.since_ns).bind(4, f.until_ns);
+  st.bind(5, f.complete_only ? 1 : 0);
+  std::vector<RunInfo> out;
+  while (st.step()) out.push_back(read_run_info(st));
+  return out;
+}
+
+std::optional<core::Run> Database::load_run(const std::string& ref) {
+  auto info = find_run(ref);
+  if (!info) return std::nullopt;
+  core::Run run;
+  run.id = info->id;
+  run.git_commit = info->git_commit;
+  run.git_branch = info->git_branch;
+  run.pr = info->pr;
+  run.ci_url = info->ci_url;
+  run.started_ns = info->started_ns;
+  run.ended_ns = info->ended_ns;
+  run.status = info->status;
+  {
+    sql::Statement st(m_db, "SELECT fields FROM environments WHERE fingerprint = ?");
+    if (st.bind(1, info->env_fingerprint).step())
+      run.env.fields = json::parse(st.text(0)).get<std::map<std::string, std::string>>();
+  }
+  std::map<std::int64_t, std::size_t> index;  // case id -> position in run.cases
+  {
+    sql::Statement st(m_db,
+                      "SELECT id, params, status, message, backend, max_abs_error FROM cases "
+                      "WHERE run_id = ? ORDER BY id");
+    st.bind(1, run.id);
+    while (st.step()) {
+      core::CaseResult cr;
+      cr.spec = case_from_json(json::parse(st.text(1)));
+      auto status = core::parse_case_status(st.text(2));
+      cr.status = status.value_or(core::CaseStatus::error);
+      cr.message = st.text(3);
+      cr.backend = st.text(4);
+      cr.max_abs_error = st.opt_real(5);
+      index[st.int64(0)] = run.cases.size();
+      run.cases.push_back(std::move(cr));
+    }
+  }
+  auto each = [&](const char* sql, auto&& fn) {
+    sql::Statement st(m_db, sql);
+    st.bind(1, run.id);
+    while (st.step()) fn(run.cases[index.at(st.int64(0))], st);
+  };
+  each(
+      "SELECT case_id, ns, at_ns, sm_clock_mhz, dropped FROM samples WHERE case_id IN "
+      "(SELECT id FROM cases WHERE run_id = ?) ORDER BY case_id, idx",
+      [](core::CaseResult& cr, const sql::Statement& st) {
+        core::Sample s;
+        s.ns = st.int64(1);
+        s.at_ns = st.int64(2);
+        s.sm_clock_mhz = st.opt_real(3);
+        s.dropped = st.int64(4) != 0;
+        cr.samples.push_back(s);
+      });
+  each(
+      "SELECT case_id, n, median_ns, mean_ns, min_ns, max_ns, q1_ns, q3_ns, ci_low_ns, "
+      "ci_high_ns, ci_level, converged FROM summaries WHERE case_id IN "
+      "(SELECT id FROM cases WHERE run_id = ?)",
+      [](core::CaseResult& cr, const sql::Statement& st) {
+        auto& s = cr.summary;
+        s.n = static_cast<int>(st.int64(1));
+        s.median_ns = st.real(2);
+        s.mean_ns = st.real(3);
+        s.min_ns = st.real(4);
+        s.max_ns = st.real(5);
+        s.q1_ns = st.real(6);
+        s.q3_ns = st.real(7);
+        s.ci_low_ns = st.real(8);
+        s.ci_high_ns = st.real(9);
+        s.ci_level = st.real(10);
+        s.converged = st.int64(11) != 0;
+      });
+  each(
+      "SELECT case_id, name, value FROM metrics WHERE case_id IN "
+      "(SELECT id FROM cases WHERE run_id = ?)",
+      [](core::CaseResult& cr, const sql::Statement& st) {
+        cr.metrics[st.text(1)] = st.real(2);
+      });
+  each(
+      "SELECT case_id, op, input_shapes, parent, calls, cpu_self_ns, cpu_total_ns, "
+      "device_self_ns, device_total_ns, share, bytes_allocated, kernels FROM cost_rows "
+      "WHERE case_id IN (SELECT id FROM cases WHERE run_id = ?) ORDER BY case_id, idx",
+      [](core::CaseResult& cr, const sql::Statement& st) {
+        core::CostRow r = cost_row_from_json({{"kernels", json::parse(st.text(11))}});
+        r.op = st.text(1);
+        r.input_shapes = st.text(2);
+        r.parent = st.text(3);
+        r.calls = static_cast<int>(st.int64(4));
+        r.cpu_self_ns = st.real(5);
+        r.cpu_total_ns = st.real(6);
+        r.device_self_ns = st.real(7);
+        r.device_total_ns = st.real(8);
+        r.share = st.real(9);
+        r.bytes_allocated = st.int64(10);
+        cr.cost.push_back(std::move(r));
+      });
+  return run;
+}
+
+std::int64_t Database::add_annotation(const Annotation& a) {
+  require_writable("add an annotation");
+  auto bad = [](std::string m) { return util::InputError(util::Diagnostic{"annotation", 0, 0, m}); };
+  if (a.reason.empty()) throw bad("a reason is required");
+  if (a.author.empty()) throw bad("an author is required");
+  if (a.case_glob.empty()) throw bad("a case glob is required (\"*\" for every case)");
+  sql::Statement st(m_db,
+                    "INSERT OR IGNORE INTO annotations(kind, case_glob, run_id, git_branch, "
+                    "env_fingerprint, reason, author, created_ns) VALUES (?,?,?,?,?,?,?,?)");
+  st.bind(1, to_string(a.kind))
+      .bind(2, a.case_glob)
+      .bind(3, a.run_id)
+      .bind(4, a.git_branch)
+      .bind(5, a.env_fingerprint)
+      .bind(6, a.reason)
+      .bind(7, a.author)
+      .bind(8, a.created_ns ? a.created_ns : now_ns())
+      .run();
+  return sqlite3_last_insert_rowid(m_db.get());
+}
+
+std::vector<Annotation> Database::annotations(const std::string& run_id) {
+  sql::Statement st(m_db,
+                    "SELECT id, kind, case_glob, run_id, git_branch, env_fingerprint, reason, "
+                    "author, created_ns FROM annotations WHERE ?1 = '' OR run_id = ?1 "
+                    "ORDER BY created_ns, id");
+  st.bind(1, run_id);
+  std::vector<Annotation> out;
+  while (st.step()) {
+    Annotation a;
+    a.id = st.int64(0);
+    a.kind = parse_annotation_kind(st.text(1)).value_or(AnnotationKind::ignore);
+    a.case_glob = st.text(2);
+    a.run_id = st.text(3);
+    a.git_branch = st.text(4);
+    a.env_fingerprint = st.text(5);
+    a.reason = st.text(6);
+    a.author = st.text(7);
+    a.created_ns = st.int64(8);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+void Database::write_verdicts(const std::string& run_id, const std::vector<StoredVerdict>& vs) {
+  require_writable("write verdicts");
+  sql::Transaction tx(m_db);
+  if (!has_run(run_id))
+    throw util::InputError(
+        util::Diagnostic{"run", 0, 0, fmt::format("no run \"{}\" to attach verdicts to", run_id)});
+  sql::Statement st(m_db,
+                    "INSERT OR REPLACE INTO verdicts(run_id, case_key, verdict, baseline, ratio, "
+                    "ci_low, ci_high, p_value, detail, created_ns) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  for (const auto& v : vs)
+    st.bind(1, run_id)
+        .bind(2, v.case_key)
+        .bind(3, v.verdict)
+        .bind(4, v.baseline)
+        .bind(5, v.ratio)
+        .bind(6, v.ci_low)
+        .bind(7, v.ci_high)
+        .bind(8, v.p_value)
+        .bind(9, v.detail)
+        .bind(10, v.created_ns ? v.created_ns : now_ns())
+        .run();
+  tx.commit();
+}
+
+std::vector<StoredVerdict> Database::verdicts(const std::string& run_id) {
+  sql::Statement st(m_db,
+                    "SELECT case_key, verdict, baseline, ratio, ci_low, ci_high, p_value, detail, "
+                    "created_ns FROM verdicts WHERE run_id = ? ORDER BY case_key, baseline");
+  st.bind(1, run_id);
+  std::vector<StoredVerdict> out;
+  while (st.step()) {
+    StoredVerdict v;
+    v.case_key = st.text(0);
+    v.verdict = st.text(1);
+    v.baseline = st.text(2);
+    v.ratio = st.opt_real(3);
+    v.ci_low = st.opt_real(4);
+    v.ci_high = st.opt_real(5);
+    v.p_value = st.opt_real(6);
+    v.detail = st.text(7);
+    v.created_ns = st.int64(8);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::vector<RunInfo> Database::prune(const PrunePolicy& p) {
+  if (!p.keep_last && !p.older_than_ns)
+    throw util::InputError(util::Diagnostic{
+        "prune", 0, 0, "give a retention policy: --keep-last N, --older-than DAYS, or both"});
+  if (p.keep_last && *p.keep_last < 0)
+    throw util::InputError(util::Diagnostic{"prune", 0, 0, "--keep-last must be 0 or more"});
+  if (!p.dry_run) require_writable("prune");
+  std::optional<sql::Transaction> tx;
+  if (!p.dry_run) tx.emplace(m_db);
+  std::vector<RunInfo> victims;
+  {
+    sql::Statement st(
+        m_db,
+        fmt::format("WITH ranked AS (SELECT id, ROW_NUMBER() OVER (PARTITION BY git_branch "
+                    "ORDER BY started_ns DESC, rowid DESC) AS rn FROM runs) "
+                    "SELECT {} FROM runs r JOIN ranked k ON k.id = r.id "
+                    "WHERE (?1 IS NULL OR k.rn > ?1) AND (?2 IS NULL OR r.started_ns < ?2) "
+                    "AND r.id NOT IN (SELECT run_id FROM annotations) "
+                    "ORDER BY r.started_ns, r.rowid",
+                    kRunColumns));
+    st.bind(1, p.keep_last).bind(2, p.older_than_ns);
+    while (st.step()) victims.push_back(read_run_info(st));
+  }
+  if (p.dry_run) return victims;
+  sql::Statement del(m_db, "DELETE FROM runs WHERE id = ?");
+  for (const auto& r : victims) del.bind(1, r.id).run();
+  m_db.exec(
+      "DELETE FROM environments WHERE fingerprint NOT IN (SELECT env_fingerprint FROM runs)");
+  tx->commit();
+  return victims;
+}
+
+MergeStats Database::merge_from(const std::string& other_path) {
+  require_writable("merge into it");
+  MergeStats stats;
+  Database other = open(other_path, Mode::read_only);
+  for (const auto& info : other.list_runs()) {
+    if (has_run(info.id)) {
+      ++stats.runs_present;
+    } else {
+      write_run(*other.load_run(info.id));
+      ++stats.runs_added;
+    }
+    auto vs = other.verdicts(info.id);
+    if (!vs.empty()) {
+      auto before = verdicts(info.id).size();
+      write_verdicts(info.id, vs);
+      stats.verdicts_added += static_cast<int>(verdicts(info.id).size() - before);
+    }
+  }
+  for (const auto& a : other.annotations()) {
+    auto before = m_db.scalar_int("SELECT count(*) FROM annotations");
+    add_annotation(a);
+    stats.annotations_added +=
+        static_cast<int>(m_db.scalar_int("SELECT count(*) FROM annotations") - before);
+  }
+  return stats;
+}
+
+void Database::vacuum() {
+  require_writable("vacuum");
+  m_db.exec("VACUUM");
+}
+
+}  // namespace attnprof::store

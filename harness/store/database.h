@@ -1,0 +1,128 @@
+// The history database: one SQLite file (WAL, busy timeout, versioned schema) holding every run
+// with its environment, cases, samples, summaries, metrics and cost rows, plus gate verdicts and
+// annotations. Errors from SQLite become util::EnvironmentError "<path>: <what, what to do>"
+// (exit 3); a corrupt, locked, read-only or newer-schema file is reported and never modified.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+#include "harness/store/sqlite.h"
+
+namespace attnprof::store {
+
+// A run's row without its cases: what listings and history need.
+struct RunInfo {
+  std::string id, git_commit, git_branch, pr, ci_url, status, env_fingerprint;
+  std::int64_t started_ns = 0, ended_ns = 0;
+  int cases = 0;
+};
+
+struct RunFilter {
+  std::string branch;           // exact; empty: any
+  std::string env_fingerprint;  // prefix; empty: any
+  std::optional<std::int64_t> since_ns, until_ns;  // started_ns in [since, until]
+  bool complete_only = false;
+};
+
+enum class AnnotationKind { accept, reset, ignore };
+const char* to_string(AnnotationKind);
+std::optional<AnnotationKind> parse_annotation_kind(std::string_view);
+
+// A human decision about history: an accepted regression, a baseline reset (history before it
+// is no baseline), or an ignored case. Scoped by case glob, and optionally a run, branch, env.
+struct Annotation {
+  std::int64_t id = 0;  // assigned by add_annotation
+  AnnotationKind kind = AnnotationKind::accept;
+  std::string case_glob = "*";
+  std::string run_id, git_branch, env_fingerprint;
+  std::string reason, author;  // both required
+  std::int64_t created_ns = 0;  // 0: now
+};
+
+// A gate verdict as stored; the gate stage owns what the fields mean.
+struct StoredVerdict {
+  std::string case_key, verdict, baseline;
+  std::optional<double> ratio, ci_low, ci_high, p_value;
+  std::string detail;
+  std::int64_t created_ns = 0;  // 0: now
+};
+
+// Retention. A run is pruned when it meets every given condition; annotated runs never are.
+struct PrunePolicy {
+  std::optional<int> keep_last;                   // beyond the newest N runs of its branch
+  std::optional<std::int64_t> older_than_ns;      // started before this time (epoch ns)
+  bool dry_run = false;
+};
+
+struct MergeStats {
+  int runs_added = 0, runs_present = 0, annotations_added = 0, verdicts_added = 0;
+};
+
+class Database {
+ public:
+  enum class Mode { read_write, read_only };
+  struct Options {
+    std::chrono::milliseconds busy_timeout{30000};  // how long a writer waits for the lock
+  };
+
+  // read_write creates the file if absent and migrates an older schema in place. read_only
+  // never writes the file: an older schema is migrated in a private in-memory copy.
+  static Database open(const std::string& path, Mode mode = Mode::read_write);
+  static Database open(const std::string& path, Mode mode, Options options);
+
+  Database(Database&&) noexcept = default;
+  Database& operator=(Database&&) noexcept = default;
+
+  const std::string& path() const { return m_db.path(); }
+  int opened_at_version() const { return m_opened_at_version; }  // before any migration
+
+  // One transaction (BEGIN IMMEDIATE): a crash or kill -9 leaves no partial run. Assigns an id
+  // (UUID v4 text) when run.id is empty; returns the id. Idempotent by id: writing a run whose
+  // id is present changes nothing.
+  std::string write_run(const core::Run& run);
+  bool has_run(const std::string& id);
+
+  // "latest" (newest complete run), a full id or a unique id prefix. nullopt when absent;
+  // util::InputError when a prefix is ambiguous.
+  std::optional<core::Run> load_run(const std::string& ref);
+  std::optional<RunInfo> find_run(const std::string& ref);
+  std::vector<RunInfo> list_runs(const RunFilter& filter = {});  // oldest first
+
+  std::int64_t add_annotation(const Annotation& a);  // returns its id
+  std::vector<Annotation> annotations(const std::string& run_id = {});  // all when empty
+
+  // Replaces the run's verdicts for the same (case, baseline).
+  void write_verdicts(const std::string& run_id, const std::vector<StoredVerdict>& verdicts);
+  std::vector<StoredVerdict> verdicts(const std::string& run_id);
+
+  std::vector<RunInfo> prune(const PrunePolicy& policy);  // the runs pruned (or to prune)
+  MergeStats merge_from(const std::string& other_path);  // runs, annotations, verdicts
+  void vacuum();
+
+  // For the query modules of this stage (history.cpp, portable.cpp).
+  sql::Connection& connection() { return m_db; }
+
+  // Test seam: called inside write_run's transaction just before COMMIT.
+  void set_before_commit_hook(std::function<void()> hook) { m_before_commit = std::move(hook); }
+
+ private:
+  Database(sql::Connection db, Mode mode, int opened_at) :
+      m_db(std::move(db)), m_mode(mode), m_opened_at_version(opened_at) {}
+  void require_writable(const char* what) const;
+  std::optional<std::string> resolve(const std::string& ref);
+
+  sql::Connection m_db;
+  Mode m_mode = Mode::read_write;
+  int m_opened_at_version = 0;
+  std::function<void()> m_before_commit;
+};
+
+std::string new_run_id();
+
+}  // namespace attnprof::store

@@ -1,0 +1,43 @@
+// History queries: one metric of matching cases over matching runs. Every filter is a bound
+// parameter; the only SQL text chosen from input is a summary column, picked from a fixed list.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/store/database.h"
+
+namespace attnprof::store {
+
+// Summary fields, queryable as metrics under these names next to the named metrics of a case.
+inline constexpr const char* summary_metrics[] = {
+    "summary.median_ns", "summary.mean_ns", "summary.min_ns",     "summary.max_ns",
+    "summary.q1_ns",     "summary.q3_ns",   "summary.ci_low_ns",  "summary.ci_high_ns"};
+inline constexpr const char* default_metric = "summary.median_ns";
+
+struct HistoryFilter {
+  std::string case_glob = "*";           // SQLite GLOB on the case key (case-sensitive)
+  std::string kernel;                    // exact; empty: any
+  std::string metric = default_metric;   // GLOB on the metric name
+  std::string branch;                    // exact; empty: any
+  std::string commit_from, commit_to;    // commit prefixes; the runs between them, inclusive
+  std::string env_fingerprint;           // prefix; empty: any
+  std::optional<std::int64_t> since_ns, until_ns;
+  std::string status = "ok";             // case status; empty: any
+  std::optional<int> last;               // only the newest N runs per case and metric
+};
+
+struct HistoryRow {
+  std::string run_id, git_commit, git_branch, env_fingerprint;
+  std::int64_t started_ns = 0;
+  std::string case_key, kernel, status, metric;
+  double value = 0;
+};
+
+// Ordered by case key, metric, then run start (oldest first). util::InputError when a commit
+// of the range matches no run.
+std::vector<HistoryRow> history(Database& db, const HistoryFilter& filter);
+
+}  // namespace attnprof::store

@@ -1,0 +1,37 @@
+// Text for the history subcommands (history, trend, show, changes): tables, CSV, JSON, the
+// terminal sparkline, and the time formats they read and print. Kept here, not in the CLI, so
+// the unit tests check the exact text without linking the CLI.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/types.h"
+#include "harness/store/changes.h"
+#include "harness/store/history.h"
+
+namespace attnprof::store {
+
+enum class Format { table, csv, json };
+std::optional<Format> parse_format(std::string_view);
+
+// ▁▂▃▄▅▆▇█ scaled from the series' min to its max; a flat series is all ▄.
+std::string sparkline(std::span<const double> values);
+
+std::string format_history(const std::vector<HistoryRow>& rows, Format format);
+std::string format_changes(const std::vector<CaseChange>& changes, Format format);
+// One line per case (key, status, median, samples), then the run's header fields.
+std::string format_run(const core::Run& run);
+// A case's cost matrix, ranked by device self time where there is any, else CPU self time.
+std::string format_cost_matrix(const core::CaseResult& result);
+
+std::string format_time(std::int64_t epoch_ns);  // "2026-11-30T10:37:15Z"
+// "2026-11-30", "2026-11-30T10:37[:15][Z]", or "Nd" (N days before now_ns). nullopt if neither.
+std::optional<std::int64_t> parse_time(std::string_view text, std::int64_t now_ns);
+std::string format_duration_ns(double ns);  // "12.3 us", "4.56 ms"
+
+}  // namespace attnprof::store

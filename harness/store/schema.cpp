@@ -1,0 +1,111 @@
+#include "harness/store/schema.h"
+
+namespace attnprof::store::schema {
+
+namespace {
+
+// v1: runs, environments, cases, every sample, summaries, cost-matrix rows.
+constexpr const char* v1 = R"sql(
+CREATE TABLE environments(
+  fingerprint TEXT PRIMARY KEY,
+  fields TEXT NOT NULL                       -- JSON object of the stable fields
+);
+CREATE TABLE runs(
+  id TEXT PRIMARY KEY,
+  git_commit TEXT NOT NULL DEFAULT '',
+  git_branch TEXT NOT NULL DEFAULT '',
+  started_ns INTEGER NOT NULL,
+  ended_ns INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  env_fingerprint TEXT NOT NULL REFERENCES environments(fingerprint)
+);
+CREATE INDEX runs_by_branch ON runs(git_branch, env_fingerprint, started_ns);
+CREATE TABLE cases(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  case_key TEXT NOT NULL,
+  kernel TEXT NOT NULL,
+  params TEXT NOT NULL,                      -- JSON of core::Case
+  status TEXT NOT NULL,
+  message TEXT NOT NULL DEFAULT '',
+  UNIQUE(run_id, case_key)
+);
+CREATE INDEX cases_by_key ON cases(case_key);
+CREATE TABLE samples(
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  ns INTEGER NOT NULL,
+  at_ns INTEGER NOT NULL,
+  sm_clock_mhz REAL,
+  dropped INTEGER NOT NULL,
+  PRIMARY KEY(case_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE summaries(
+  case_id INTEGER PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+  n INTEGER NOT NULL,
+  median_ns REAL, mean_ns REAL, min_ns REAL, max_ns REAL, q1_ns REAL, q3_ns REAL,
+  ci_low_ns REAL, ci_high_ns REAL, ci_level REAL, converged INTEGER NOT NULL
+);
+CREATE TABLE cost_rows(
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  op TEXT NOT NULL, input_shapes TEXT NOT NULL, parent TEXT NOT NULL,
+  calls INTEGER NOT NULL,
+  cpu_self_ns REAL, cpu_total_ns REAL, device_self_ns REAL, device_total_ns REAL, share REAL,
+  bytes_allocated INTEGER NOT NULL,
+  PRIMARY KEY(case_id, idx)
+) WITHOUT ROWID;
+)sql";
+
+// v2: PR and CI links, the backend a case ran on, named metrics, the kernels under each cost
+// row, gate verdicts and annotations (accepted regressions, baseline resets, ignores).
+constexpr const char* v2 = R"sql(
+ALTER TABLE runs ADD COLUMN pr TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN ci_url TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_by_time ON runs(started_ns);
+ALTER TABLE cases ADD COLUMN backend TEXT NOT NULL DEFAULT '';
+ALTER TABLE cases ADD COLUMN max_abs_error REAL;
+ALTER TABLE cost_rows ADD COLUMN kernels TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE metrics(
+  case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  value REAL NOT NULL,
+  PRIMARY KEY(case_id, name)
+) WITHOUT ROWID;
+CREATE TABLE verdicts(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  case_key TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  baseline TEXT NOT NULL DEFAULT '',
+  ratio REAL, ci_low REAL, ci_high REAL, p_value REAL,
+  detail TEXT NOT NULL DEFAULT '',
+  created_ns INTEGER NOT NULL,
+  UNIQUE(run_id, case_key, baseline)
+);
+CREATE TABLE annotations(
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK(kind IN ('accept', 'reset', 'ignore')),
+  case_glob TEXT NOT NULL DEFAULT '*',
+  run_id TEXT NOT NULL DEFAULT '',           -- no foreign key: it may name a run in a shard
+  git_branch TEXT NOT NULL DEFAULT '',
+  env_fingerprint TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL CHECK(reason <> ''),
+  author TEXT NOT NULL CHECK(author <> ''),
+  created_ns INTEGER NOT NULL,
+  UNIQUE(kind, case_glob, run_id, git_branch, env_fingerprint, reason, author, created_ns)
+);
+CREATE INDEX annotations_by_run ON annotations(run_id);
+)sql";
+
+constexpr Migration chain[] = {
+    {1, "runs, environments, cases, samples, summaries, cost rows", v1},
+    {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
+};
+static_assert(chain[std::size(chain) - 1].version == current_version);
+
+}  // namespace
+
+std::span<const Migration> migrations() { return chain; }
+
+}  // namespace attnprof::store::schema
