@@ -1,0 +1,215 @@
+// Aggregation of a Trace into cost-matrix rows and the kernel view (cost_matrix.h).
+#include "harness/costmatrix/cost_matrix.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace attnprof::costmatrix {
+namespace {
+
+double duration(std::uint64_t start, std::uint64_t end) {
+  return end > start ? static_cast<double>(end - start) : 0.0;
+}
+
+struct RowAcc {
+  core::CostRow row;
+  std::map<std::string, std::pair<int, double>> kernels;  // name -> launches, ns
+};
+
+}  // namespace
+
+std::vector<core::CostRow> build(const trace::Trace& t) {
+  const std::size_t n = t.ops.size();
+  std::vector<double> children_cpu(n, 0.0), device_self(n, 0.0), device_total(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& op = t.ops[i];
+    if (op.parent >= 0 && static_cast<std::size_t>(op.parent) < n)
+      children_cpu[op.parent] += duration(op.start_ns, op.end_ns);
+  }
+  double unclaimed_device = 0;
+  for (const auto& d : t.device) {
+    const double ns = duration(d.start_ns, d.end_ns);
+    if (d.op < 0 || static_cast<std::size_t>(d.op) >= n) {
+      unclaimed_device += ns;
+      continue;
+    }
+    device_self[d.op] += ns;
+    // Every ancestor's inclusive device time includes it. The walk is bounded by n so a
+    // malformed parent chain cannot loop forever.
+    std::int64_t a = d.op;
+    for (std::size_t steps = 0; a >= 0 && static_cast<std::size_t>(a) < n && steps <= n; ++steps) {
+      device_total[a] += ns;
+      a = t.ops[a].parent;
+    }
+  }
+
+  std::map<std::tuple<std::string, std::string, std::string>, RowAcc> acc;
+  auto parent_name = [&](const trace::OpEvent& op) -> std::string {
+    return op.parent >= 0 && static_cast<std::size_t>(op.parent) < n ? t.ops[op.parent].name
+                                                                      : std::string();
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& op = t.ops[i];
+    auto& a = acc[{op.name, op.input_shapes, parent_name(op)}];
+    auto& r = a.row;
+    if (r.calls == 0) {
+      r.op = op.name;
+      r.input_shapes = op.input_shapes;
+      r.input_dtypes = op.input_dtypes;
+      r.parent = parent_name(op);
+    }
+    ++r.calls;
+    const double total = duration(op.start_ns, op.end_ns);
+    r.cpu_total_ns += total;
+    r.cpu_self_ns += std::max(0.0, total - children_cpu[i]);
+    r.device_self_ns += device_self[i];
+    r.device_total_ns += device_total[i];
+    r.bytes_allocated += op.bytes_allocated;
+    r.bytes_freed += op.bytes_freed;
+  }
+  auto key_of = [&](std::int64_t op) {
+    const auto& o = t.ops[op];
+    return std::make_tuple(o.name, o.input_shapes, parent_name(o));
+  };
+  for (const auto& d : t.device) {
+    const bool claimed = d.op >= 0 && static_cast<std::size_t>(d.op) < n;
+    auto& a = claimed ? acc[key_of(d.op)] : acc[{std::string(kNoOp), "", ""}];
+    if (!claimed && a.row.op.empty()) a.row.op = std::string(kNoOp);
+    ++a.row.launches;
+    auto& k = a.kernels[d.name];
+    ++k.first;
+    k.second += duration(d.start_ns, d.end_ns);
+  }
+  if (unclaimed_device > 0) {
+    auto& r = acc[{std::string(kNoOp), "", ""}].row;
+    r.device_self_ns = r.device_total_ns = unclaimed_device;
+  }
+
+  const bool on_device = !t.device.empty();
+  std::vector<core::CostRow> rows;
+  rows.reserve(acc.size());
+  double total_self = 0;
+  for (auto& [key, a] : acc) {
+    // Kernels in the op, most time first.
+    std::vector<std::tuple<std::string, int, double>> ks;
+    for (auto& [name, cn] : a.kernels) ks.emplace_back(name, cn.first, cn.second);
+    std::stable_sort(ks.begin(), ks.end(),
+                     [](const auto& x, const auto& y) { return std::get<2>(x) > std::get<2>(y); });
+    for (auto& [name, calls, ns] : ks) {
+      a.row.kernels.emplace_back(name, calls);
+      a.row.kernel_ns.push_back(ns);
+    }
+    total_self += on_device ? a.row.device_self_ns : a.row.cpu_self_ns;
+    rows.push_back(std::move(a.row));
+  }
+  for (auto& r : rows)
+    r.share = total_self > 0 ? (on_device ? r.device_self_ns : r.cpu_self_ns) / total_self : 0;
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& x, const auto& y) {
+    if (on_device && x.device_self_ns != y.device_self_ns)
+      return x.device_self_ns > y.device_self_ns;
+    return x.cpu_self_ns > y.cpu_self_ns;
+  });
+  return rows;
+}
+
+Kernels kernels(const trace::Trace& t) {
+  using Key = std::tuple<std::string, std::string, std::array<std::int32_t, 3>,
+                         std::array<std::int32_t, 3>>;
+  std::map<Key, KernelRow> acc;
+  Kernels out;
+  for (const auto& d : t.device) {
+    if (d.kind != trace::DeviceKind::kernel) continue;
+    const bool claimed = d.op >= 0 && static_cast<std::size_t>(d.op) < t.ops.size();
+    const std::string op = claimed ? t.ops[d.op].name : std::string(kNoOp);
+    auto& r = acc[{d.name, op, d.grid, d.block}];
+    const double ns = duration(d.start_ns, d.end_ns);
+    if (r.calls == 0) {
+      r.kernel = d.name;
+      r.op = op;
+      r.grid = d.grid;
+      r.block = d.block;
+      r.registers_per_thread = d.registers_per_thread;
+      r.shared_bytes = d.static_shared_bytes + d.dynamic_shared_bytes;
+      r.min_ns = r.max_ns = ns;
+    }
+    ++r.calls;
+    r.total_ns += ns;
+    r.min_ns = std::min(r.min_ns, ns);
+    r.max_ns = std::max(r.max_ns, ns);
+    out.total_ns += ns;
+  }
+  for (auto& [key, r] : acc) out.rows.push_back(std::move(r));
+  std::stable_sort(out.rows.begin(), out.rows.end(),
+                   [](const auto& x, const auto& y) { return x.total_ns > y.total_ns; });
+  return out;
+}
+
+double device_busy_ns(const trace::Trace& t) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> iv;
+  iv.reserve(t.device.size());
+  for (const auto& d : t.device)
+    if (d.end_ns > d.start_ns) iv.emplace_back(d.start_ns, d.end_ns);
+  std::sort(iv.begin(), iv.end());
+  double busy = 0;
+  std::uint64_t cur_start = 0, cur_end = 0;
+  bool open = false;
+  for (const auto& [s, e] : iv) {
+    if (open && s <= cur_end) {
+      cur_end = std::max(cur_end, e);
+      continue;
+    }
+    if (open) busy += static_cast<double>(cur_end - cur_start);
+    cur_start = s;
+    cur_end = e;
+    open = true;
+  }
+  if (open) busy += static_cast<double>(cur_end - cur_start);
+  return busy;
+}
+
+double wall_ns(const trace::Trace& t) {
+  std::uint64_t end = t.end_ns;
+  for (const auto& d : t.device) end = std::max(end, d.end_ns);
+  return duration(t.start_ns, end);
+}
+
+double share_of(const trace::Trace& t, std::string_view op) {
+  const std::size_t n = t.ops.size();
+  const bool on_device = !t.device.empty();
+  // Inclusive time per op: CPU from the op's window, device from the kernels under it.
+  std::vector<double> incl(n, 0.0);
+  if (on_device) {
+    for (const auto& d : t.device) {
+      std::int64_t a = d.op;
+      for (std::size_t steps = 0; a >= 0 && static_cast<std::size_t>(a) < n && steps <= n;
+           ++steps) {
+        incl[a] += duration(d.start_ns, d.end_ns);
+        a = t.ops[a].parent;
+      }
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) incl[i] = duration(t.ops[i].start_ns, t.ops[i].end_ns);
+  }
+  auto has_ancestor_named = [&](std::size_t i) {
+    std::int64_t a = t.ops[i].parent;
+    for (std::size_t steps = 0; a >= 0 && static_cast<std::size_t>(a) < n && steps <= n; ++steps) {
+      if (t.ops[a].name == op) return true;
+      a = t.ops[a].parent;
+    }
+    return false;
+  };
+  double part = 0, whole = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (t.ops[i].parent < 0) whole += incl[i];
+    if (t.ops[i].name == op && !has_ancestor_named(i)) part += incl[i];
+  }
+  if (on_device) {
+    // Device activity outside any op still belongs to the case.
+    for (const auto& d : t.device)
+      if (d.op < 0) whole += duration(d.start_ns, d.end_ns);
+  }
+  return whole > 0 ? part / whole : 0;
+}
+
+}  // namespace attnprof::costmatrix

@@ -1,0 +1,59 @@
+// The per-op cost matrix (DESIGN.md, "Tracing and the cost matrix"; the seed article's
+// key_averages() table): one row per op, and a kernel view that says which kernels each op
+// launched ("kernel fusion mapping": one op to many small kernels, or one fused kernel).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/types.h"
+#include "harness/trace/model.h"
+
+namespace attnprof::costmatrix {
+
+// Name of the row that collects device activity no op claimed (kernels launched outside any
+// RecordFunction scope, e.g. a raw CUDA launch not wrapped in a user scope).
+inline constexpr std::string_view kNoOp = "[no op]";
+
+// One row per (op name, input shapes, enclosing op name), like key_averages(group_by_input_shape)
+// with the parent kept so nested views stay readable. Self times exclude child ops; device self
+// is the time of the kernels, memcpys and memsets the op launched itself, device total adds its
+// descendants'. share is the row's self time over the case's (device where the trace has device
+// activity, else CPU). Rows are ranked by device self time on a GPU, by CPU self time on a CPU.
+std::vector<core::CostRow> build(const trace::Trace& t);
+
+// The kernel view: one row per (kernel, launching op, grid, block).
+struct KernelRow {
+  std::string kernel;
+  std::string op;  // kNoOp when no op claimed it
+  int calls = 0;
+  double total_ns = 0, min_ns = 0, max_ns = 0;
+  std::array<std::int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
+  int registers_per_thread = 0;
+  int shared_bytes = 0;  // static + dynamic, per block
+  double avg_ns() const { return calls ? total_ns / calls : 0; }
+};
+
+struct Kernels {
+  std::vector<KernelRow> rows;  // by total time, longest first
+  double total_ns = 0;          // sum over all kernels
+};
+
+Kernels kernels(const trace::Trace& t);
+
+// Time during which at least one kernel, memcpy or memset ran (overlaps counted once).
+double device_busy_ns(const trace::Trace& t);
+
+// The wall-clock window of the pass: from the body's start to the later of its end and the last
+// device record's end.
+double wall_ns(const trace::Trace& t);
+
+// Inclusive time of the outermost calls of `op` over the inclusive time of all top-level ops: the
+// attention share of a block or layer when the runner wraps attention in a user scope of that
+// name. Device time where the trace has device activity, else CPU time. 0 when nothing ran.
+double share_of(const trace::Trace& t, std::string_view op);
+
+}  // namespace attnprof::costmatrix

@@ -1,0 +1,162 @@
+// costmatrix::build, kernels(), busy time and share_of on hand-made traces whose answers can be
+// worked out on paper.
+#include <doctest/doctest.h>
+
+#include "harness/costmatrix/cost_matrix.h"
+
+using namespace attnprof;
+
+namespace {
+
+trace::OpEvent op(std::string name, std::int64_t parent, std::uint64_t s, std::uint64_t e,
+                  std::string shapes = "") {
+  trace::OpEvent o;
+  o.name = std::move(name);
+  o.parent = parent;
+  o.start_ns = s;
+  o.end_ns = e;
+  o.input_shapes = std::move(shapes);
+  return o;
+}
+
+trace::DeviceEvent kernel(std::string name, std::int64_t op, std::uint64_t s, std::uint64_t e) {
+  trace::DeviceEvent d;
+  d.name = std::move(name);
+  d.op = op;
+  d.start_ns = s;
+  d.end_ns = e;
+  d.grid = {4, 2, 1};
+  d.block = {128, 1, 1};
+  d.registers_per_thread = 64;
+  d.static_shared_bytes = 1024;
+  d.dynamic_shared_bytes = 2048;
+  return d;
+}
+
+// Eager attention: matmul -> softmax -> matmul under a user scope, each matmul calling bmm.
+trace::Trace eager_attention(bool with_device) {
+  trace::Trace t;
+  t.start_ns = 0;
+  t.end_ns = 1000;
+  const std::string mm = "[[1, 2, 4, 8], [1, 2, 8, 4]]";
+  t.ops = {op("attnprof::attention", -1, 0, 1000),  op("aten::matmul", 0, 100, 400, mm),
+           op("aten::bmm", 1, 150, 350, "[[2, 4, 8], [2, 8, 4]]"),
+           op("aten::softmax", 0, 450, 600, "[[1, 2, 4, 4], []]"),
+           op("aten::matmul", 0, 650, 950, mm),
+           op("aten::bmm", 4, 700, 900, "[[2, 4, 8], [2, 8, 4]]")};
+  t.ops[1].bytes_allocated = 256;
+  t.ops[4].bytes_allocated = 256;
+  t.ops[3].bytes_freed = 128;
+  if (with_device) {
+    t.device_traced = true;
+    t.device = {kernel("gemm", 2, 1000, 1300), kernel("softmax_kernel", 3, 1350, 1400),
+                kernel("gemm", 5, 1400, 1700)};
+    trace::DeviceEvent copy;
+    copy.kind = trace::DeviceKind::memcpy;
+    copy.name = "Memcpy DtoH";
+    copy.start_ns = 1700;
+    copy.end_ns = 1800;
+    copy.bytes = 64;
+    t.device.push_back(copy);
+  }
+  return t;
+}
+
+const core::CostRow& row(const std::vector<core::CostRow>& rows, const std::string& name) {
+  for (const auto& r : rows)
+    if (r.op == name) return r;
+  FAIL("no row " << name);
+  return rows.front();
+}
+
+}  // namespace
+
+TEST_SUITE("costmatrix::CostMatrix") {
+  TEST_CASE("CPU self excludes children, total includes them; calls aggregate") {
+    const auto rows = costmatrix::build(eager_attention(false));
+    REQUIRE(rows.size() == 4);
+    const auto& matmul = row(rows, "aten::matmul");
+    CHECK(matmul.calls == 2);
+    CHECK(matmul.cpu_total_ns == 600);
+    CHECK(matmul.cpu_self_ns == 200);
+    CHECK(matmul.parent == "attnprof::attention");
+    CHECK(matmul.bytes_allocated == 512);
+    const auto& attn = row(rows, "attnprof::attention");
+    CHECK(attn.cpu_total_ns == 1000);
+    CHECK(attn.cpu_self_ns == 250);
+    CHECK(attn.parent.empty());
+    CHECK(row(rows, "aten::softmax").bytes_freed == 128);
+    // Ranked by CPU self time on a CPU trace; shares are of the CPU self total (1000).
+    CHECK(rows[0].op == "aten::bmm");
+    CHECK(rows[0].cpu_self_ns == 400);
+    CHECK(rows[0].share == doctest::Approx(0.4));
+    double total_share = 0;
+    for (const auto& r : rows) total_share += r.share;
+    CHECK(total_share == doctest::Approx(1.0));
+  }
+
+  TEST_CASE("device self is the op's own kernels, device total adds descendants'") {
+    const auto rows = costmatrix::build(eager_attention(true));
+    REQUIRE(rows.size() == 5);  // four ops and the unclaimed memcpy
+    CHECK(rows[0].op == "aten::bmm");  // ranked by device self time
+    CHECK(rows[0].device_self_ns == 600);
+    CHECK(rows[0].launches == 2);
+    REQUIRE(rows[0].kernels.size() == 1);
+    CHECK(rows[0].kernels[0] == std::pair<std::string, int>{"gemm", 2});
+    CHECK(rows[0].kernel_ns == std::vector<double>{600});
+    CHECK(rows[0].share == doctest::Approx(600.0 / 750.0));
+    const auto& matmul = row(rows, "aten::matmul");
+    CHECK(matmul.device_self_ns == 0);
+    CHECK(matmul.device_total_ns == 600);
+    CHECK(matmul.launches == 0);
+    CHECK(row(rows, "attnprof::attention").device_total_ns == 650);
+    const auto& none = row(rows, std::string(costmatrix::kNoOp));
+    CHECK(none.device_self_ns == 100);
+    CHECK(none.launches == 1);
+    CHECK(none.kernels[0].first == "Memcpy DtoH");
+  }
+
+  TEST_CASE("same op with different shapes gives separate rows") {
+    auto t = eager_attention(false);
+    t.ops[4].input_shapes = "[[1, 2, 4, 4], [1, 2, 4, 8]]";
+    const auto rows = costmatrix::build(t);
+    int matmuls = 0;
+    for (const auto& r : rows) matmuls += r.op == "aten::matmul";
+    CHECK(matmuls == 2);
+  }
+
+  TEST_CASE("kernel view groups by kernel, op and launch shape") {
+    auto t = eager_attention(true);
+    t.device[2].grid = {8, 2, 1};  // the second gemm launches a bigger grid
+    const auto k = costmatrix::kernels(t);
+    REQUIRE(k.rows.size() == 3);  // memcpy is not a kernel
+    CHECK(k.total_ns == 650);
+    CHECK(k.rows[0].kernel == "gemm");
+    CHECK(k.rows[0].op == "aten::bmm");
+    CHECK(k.rows[0].calls == 1);
+    CHECK(k.rows[0].shared_bytes == 3072);
+    CHECK(k.rows[0].registers_per_thread == 64);
+    CHECK(k.rows[2].kernel == "softmax_kernel");
+    CHECK(k.rows[2].total_ns == 50);
+  }
+
+  TEST_CASE("busy time counts overlaps once; wall spans to the last device record") {
+    trace::Trace t;
+    t.start_ns = 0;
+    t.end_ns = 100;
+    t.device = {kernel("a", -1, 100, 200), kernel("b", -1, 150, 250), kernel("c", -1, 400, 500)};
+    CHECK(costmatrix::device_busy_ns(t) == 250);
+    CHECK(costmatrix::wall_ns(t) == 500);
+  }
+
+  TEST_CASE("share_of: the attention scope's part of the case") {
+    auto t = eager_attention(false);
+    t.ops.push_back(op("aten::layer_norm", -1, 1000, 2000));
+    CHECK(costmatrix::share_of(t, "attnprof::attention") == doctest::Approx(0.5));
+    CHECK(costmatrix::share_of(t, "aten::softmax") == doctest::Approx(150.0 / 2000.0));
+    CHECK(costmatrix::share_of(t, "aten::nothing") == 0);
+    // On a device trace the shares are of device time: 650 of 750 (the memcpy is nobody's).
+    CHECK(costmatrix::share_of(eager_attention(true), "attnprof::attention") ==
+          doctest::Approx(650.0 / 750.0));
+  }
+}

@@ -1,0 +1,121 @@
+// costmatrix::render_table and render_kernels: exact text, sorting, limits, bad keys.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "harness/costmatrix/table.h"
+
+using namespace attnprof;
+
+namespace {
+
+core::CostRow row(std::string op, int calls, double self, double total, double dev_self = 0,
+                  double dev_total = 0) {
+  core::CostRow r;
+  r.op = std::move(op);
+  r.calls = calls;
+  r.cpu_self_ns = self;
+  r.cpu_total_ns = total;
+  r.device_self_ns = dev_self;
+  r.device_total_ns = dev_total;
+  return r;
+}
+
+}  // namespace
+
+TEST_SUITE("costmatrix::Table") {
+  TEST_CASE("time and byte formats follow torch's") {
+    CHECK(costmatrix::format_time_ns(12'345) == "12.345us");
+    CHECK(costmatrix::format_time_ns(1'234'567) == "1.235ms");
+    CHECK(costmatrix::format_time_ns(2e9) == "2.000s");
+    CHECK(costmatrix::format_bytes(512) == "512 b");
+    CHECK(costmatrix::format_bytes(1536) == "1.50 Kb");
+    CHECK(costmatrix::format_bytes(-3 * 1024 * 1024) == "-3.00 Mb");
+  }
+
+  TEST_CASE("CPU-only table: exact text") {
+    std::vector<core::CostRow> rows = {row("aten::softmax", 1, 300, 300),
+                                       row("aten::matmul", 2, 100, 700)};
+    const std::string expected =
+        "-------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "Name             Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n"
+        "-------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "aten::softmax        75.00%       0.300us        75.00%       0.300us       0.300us             1  \n"
+        "aten::matmul         25.00%       0.100us       175.00%       0.700us       0.350us             2  \n"
+        "-------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "Self CPU time total: 0.400us\n";
+    CHECK(costmatrix::render_table(rows, "", 0) == expected);
+  }
+
+  TEST_CASE("device columns appear with device time; default sort is device self") {
+    std::vector<core::CostRow> rows = {row("aten::softmax", 1, 300, 300, 10, 10),
+                                       row("aten::bmm", 1, 100, 100, 900, 900)};
+    rows[1].launches = 3;
+    const std::string out = costmatrix::render_table(rows, "", 0);
+    CHECK(out.find("Self Device %") != std::string::npos);
+    CHECK(out.find("Launches") != std::string::npos);
+    CHECK(out.find("aten::bmm") < out.find("aten::softmax"));
+    CHECK(out.find("Self Device time total: 0.910us\n") != std::string::npos);
+    // Sorting by CPU self (torch's spelling) flips the order.
+    const std::string by_cpu = costmatrix::render_table(rows, "self_cpu_time_total", 0);
+    CHECK(by_cpu.find("aten::softmax") < by_cpu.find("aten::bmm"));
+  }
+
+  TEST_CASE("row limit keeps the top rows and says so") {
+    std::vector<core::CostRow> rows = {row("a", 1, 1, 1), row("b", 1, 3, 3), row("c", 1, 2, 2)};
+    const std::string out = costmatrix::render_table(rows, "cpu_self", 2);
+    CHECK(out.find("b ") != std::string::npos);
+    CHECK(out.find("c ") != std::string::npos);
+    CHECK(out.find("\na ") == std::string::npos);
+    CHECK(out.find("(2 of 3 rows shown)\n") != std::string::npos);
+    // Totals are over all rows, not only the shown ones.
+    CHECK(out.find("Self CPU time total: 0.006us") != std::string::npos);
+  }
+
+  TEST_CASE("shapes and memory columns appear when a row has them; long names are cut") {
+    std::vector<core::CostRow> rows = {row(std::string(70, 'x'), 1, 1, 1)};
+    rows[0].input_shapes = "[[1, 2], [3]]";
+    rows[0].bytes_allocated = 2048;
+    const std::string out = costmatrix::render_table(rows, "", 0);
+    CHECK(out.find("Input Shapes") != std::string::npos);
+    CHECK(out.find("[[1, 2], [3]]") != std::string::npos);
+    CHECK(out.find("2.00 Kb") != std::string::npos);
+    CHECK(out.find(std::string(52, 'x') + "...") != std::string::npos);
+    CHECK(out.find(std::string(53, 'x')) == std::string::npos);
+  }
+
+  TEST_CASE("an unknown sort key names the valid ones") {
+    CHECK_THROWS_WITH_AS(
+        costmatrix::render_table({}, "self_cuda", 0),
+        "unknown sort key \"self_cuda\" (expected one of: cpu_self, self_cpu_time_total, "
+        "cpu_total, cpu_time_total, device_self, self_cuda_time_total, self_device_time_total, "
+        "device_total, cuda_time_total, device_time_total, calls, count, bytes, "
+        "self_cpu_memory_usage, share, launches, name)",
+        std::invalid_argument);
+  }
+
+  TEST_CASE("kernel view: exact text") {
+    costmatrix::Kernels k;
+    costmatrix::KernelRow r;
+    r.kernel = "flash_fwd_kernel";
+    r.op = "aten::_flash_attention_forward";
+    r.calls = 2;
+    r.total_ns = 3000;
+    r.min_ns = 1000;
+    r.max_ns = 2000;
+    r.grid = {16, 8, 1};
+    r.block = {128, 1, 1};
+    r.registers_per_thread = 255;
+    r.shared_bytes = 49152;
+    k.rows.push_back(r);
+    k.total_ns = 3000;
+    const std::string expected =
+        "----------------  ------------------------------  --------  ------------  ---------  ------------  ------------  ------------  ----------------  --------------  ------  ------------  \n"
+        "Kernel            Op                                 Calls         Total    Total %           Avg           Min           Max              Grid           Block    Regs    Shared Mem  \n"
+        "----------------  ------------------------------  --------  ------------  ---------  ------------  ------------  ------------  ----------------  --------------  ------  ------------  \n"
+        "flash_fwd_kernel  aten::_flash_attention_forward         2       3.000us    100.00%       1.500us       1.000us       2.000us        [16, 8, 1]     [128, 1, 1]     255      48.00 Kb  \n"
+        "----------------  ------------------------------  --------  ------------  ---------  ------------  ------------  ------------  ----------------  --------------  ------  ------------  \n"
+        "Kernel time total: 3.000us\n";
+    CHECK(costmatrix::render_kernels(k, 0) == expected);
+  }
+}
