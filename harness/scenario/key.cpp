@@ -1,0 +1,49 @@
+// Case keys: the identity of a case in baselines and history. Built only from what the case is
+// (model, phase, shape, dtype, mask, level, scale, seed, kernel), never from where or in which
+// order it was written, so reordering or splitting files keeps history attached.
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <filesystem>
+
+#include "harness/scenario/scenario.h"
+
+namespace attnprof::scenario {
+
+static std::uint32_t fnv1a32(const std::vector<int>& lens) {
+  std::uint32_t h = 2166136261u;
+  for (int len : lens) {
+    for (char c : fmt::format("{},", len)) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 16777619u;
+    }
+  }
+  return h;
+}
+
+std::string case_key(const core::Case& c) {
+  std::string shape = c.phase == core::Phase::prefill
+                          ? fmt::format("b{}-s{}", c.batch, c.q_len)
+                          : fmt::format("b{}-q{}-kv{}", c.batch, c.q_len, c.kv_len);
+  // Variable lengths by a hash of the lengths themselves: an explicit list and a distribution
+  // that draws the same lengths are the same case.
+  if (!c.seq_lens.empty()) shape += fmt::format("-varlen.{:08x}", fnv1a32(c.seq_lens));
+  shape += fmt::format("-{}", core::to_string(c.dtype));
+  switch (c.mask) {
+    case core::MaskKind::sliding_window:
+      shape += fmt::format("-window{}", c.window);
+      break;
+    case core::MaskKind::custom:
+      shape += fmt::format("-custom.{}", std::filesystem::path(c.mask_file).stem().string());
+      break;
+    default:
+      shape += fmt::format("-{}", core::to_string(c.mask));
+      break;
+  }
+  if (c.level != core::Level::kernel) shape += fmt::format("-{}", core::to_string(c.level));
+  if (c.scale) shape += fmt::format("-scale{:g}", *c.scale);
+  if (c.seed != 0) shape += fmt::format("-seed{}", c.seed);
+  return fmt::format("{}/{}/{}/{}", c.model.name, core::to_string(c.phase), shape, c.kernel);
+}
+
+}  // namespace attnprof::scenario
