@@ -17,6 +17,9 @@
 //   seq_lens[b] (padding): keys j >= seq_lens[b] are masked;
 //   mask: an additive float mask [mask_batch (1 or B), 1, Sq, Sk]; -inf masks a key.
 // A query row that sees no key outputs zeros (not NaN), as FlashAttention does.
+//
+// Every pointer (seq_lens, mask and cu_seqlens included) must be readable where the kernel runs:
+// host memory for kernels/cpu, device memory for kernels/cuda.
 #pragma once
 
 #include <cstdint>
@@ -156,10 +159,10 @@ ATTNPROF_HD float mask_value(const AttentionParams& p, int b, int i, int j) {
   return p.mask[(mb * p.seq_q + i) * static_cast<std::int64_t>(p.seq_k) + j];
 }
 
-// nullptr when the params describe a problem every attnprof kernel can take; otherwise why not.
-// Kernel-specific limits (head_dim for CUDA flash, ...) are checked by each kernel on top.
-inline const char* check_params(const AttentionParams& p) {
-  if (!p.q || !p.k || !p.v || !p.o) return "q, k, v and o must all be set";
+// nullptr when the shapes, masks and strides describe a problem every attnprof kernel can take;
+// otherwise why not. Looks at no pointer but the optional ones' presence, so an adapter can ask
+// before it has buffers. Kernel-specific limits (head_dim for CUDA flash, ...) come on top.
+inline const char* check_shape(const AttentionParams& p) {
   if (p.batch <= 0 || p.heads_q <= 0 || p.heads_kv <= 0 || p.head_dim <= 0)
     return "batch, heads and head_dim must be positive";
   if (p.seq_q < 0 || p.seq_k < 0) return "sequence lengths must not be negative";
@@ -172,6 +175,12 @@ inline const char* check_params(const AttentionParams& p) {
   if (p.q_stride_s == 0 || p.k_stride_s == 0 || p.v_stride_s == 0 || p.o_stride_s == 0)
     return "strides are not set (call set_contiguous_bhsd() for contiguous BHSD tensors)";
   return nullptr;
+}
+
+// check_shape, and the four tensors are set.
+inline const char* check_params(const AttentionParams& p) {
+  if (!p.q || !p.k || !p.v || !p.o) return "q, k, v and o must all be set";
+  return check_shape(p);
 }
 
 }  // namespace attnprof::kernels
