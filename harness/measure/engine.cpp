@@ -1,0 +1,127 @@
+#include "harness/measure/engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "harness/stats/median_ci.h"
+#include "harness/stats/quantile.h"
+#include "harness/stats/stationarity.h"
+#include "harness/stats/summary.h"
+
+namespace attnprof::measure {
+
+namespace {
+
+std::int64_t steady_ns() {
+  using namespace std::chrono;
+  return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::int64_t epoch_ns() {
+  using namespace std::chrono;
+  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// Relative half-width of the median's CI: the larger side, since the interval of a skewed
+// distribution is asymmetric and the target is a promise about both.
+double rel_half_width(std::vector<double>& kept, double level) {
+  std::sort(kept.begin(), kept.end());
+  const double med = stats::median_sorted(kept);
+  const stats::Interval ci = stats::median_ci_sorted(kept, level);
+  return std::max(med - ci.low, ci.high - med) / med;
+}
+
+}  // namespace
+
+int mark_throttled(std::vector<core::Sample>& samples, double ratio) {
+  std::vector<double> clocks;
+  for (const auto& s : samples)
+    if (s.sm_clock_mhz) clocks.push_back(*s.sm_clock_mhz);
+  int dropped = 0;
+  const double threshold = clocks.empty() ? 0 : ratio * stats::median(clocks);
+  for (auto& s : samples) {
+    s.dropped = s.sm_clock_mhz && *s.sm_clock_mhz < threshold;
+    dropped += s.dropped;
+  }
+  return dropped;
+}
+
+std::vector<double> kept_ns(const std::vector<core::Sample>& samples) {
+  std::vector<double> v;
+  v.reserve(samples.size());
+  for (const auto& s : samples)
+    if (!s.dropped) v.push_back(static_cast<double>(s.ns));
+  return v;
+}
+
+Result run(Timer& timer, const core::MeasureSettings& settings, const Options& options) {
+  const auto now = options.clock ? options.clock : std::function<std::int64_t()>(steady_ns);
+  const std::int64_t start = now();
+  const double budget_ns = settings.time_budget_s * 1e9;
+  Result r;
+
+  // Warm-up.
+  const double warmup_target_ns = settings.warmup_ms * 1e6;
+  const double cap_ns =
+      std::max(warmup_target_ns, std::min(options.warmup_cap_s * 1e9, budget_ns / 2));
+  std::vector<double> warm;
+  while (true) {
+    const core::Sample s = timer.sample();
+    warm.push_back(static_cast<double>(s.ns));
+    r.warmup_ns += static_cast<double>(s.ns);
+    ++r.warmup_calls;
+    if (r.warmup_ns >= warmup_target_ns) {
+      const std::size_t w = std::min(options.window, warm.size() / 2);
+      if (w >= options.min_window) {
+        const auto st = stats::check_stationary(warm, w, options.stationary_tolerance);
+        r.warmup_rel_diff = st.rel_diff;
+        if (st.stationary) {
+          r.stationary = true;
+          break;
+        }
+      }
+    }
+    if (static_cast<double>(now() - start) >= cap_ns || warm.size() >= options.warmup_max_calls)
+      break;
+  }
+
+  // Sampling. The CI is re-evaluated after every sample while samples are few, then every
+  // n/64 samples (an overshoot of at most 1.6%), so the engine's own cost stays flat.
+  const auto max_samples = static_cast<std::size_t>(std::max(1, settings.max_samples));
+  const auto min_samples = static_cast<std::size_t>(std::max(1, settings.min_samples));
+  std::size_t next_check = 1;
+  while (true) {
+    core::Sample s = timer.sample();
+    if (s.at_ns == 0) s.at_ns = epoch_ns();
+    r.samples.push_back(s);
+    const std::size_t n = r.samples.size();
+    if (n >= next_check) {
+      next_check = n < 256 ? n + 1 : n + n / 64;
+      mark_throttled(r.samples, options.throttle_ratio);
+      std::vector<double> kept = kept_ns(r.samples);
+      if (kept.size() >= min_samples &&
+          rel_half_width(kept, options.ci_level) <= settings.target_rel_ci) {
+        r.stop_reason = "ci target met";
+        break;
+      }
+    }
+    if (n >= max_samples) {
+      r.stop_reason = "max samples";
+      break;
+    }
+    if (static_cast<double>(now() - start) >= budget_ns) {
+      r.stop_reason = "time budget";
+      break;
+    }
+  }
+
+  // Final accounting over all samples: the run's median clock is now known best.
+  r.dropped = mark_throttled(r.samples, options.throttle_ratio);
+  std::vector<double> kept = kept_ns(r.samples);
+  r.summary = stats::summarize(kept, options.ci_level);
+  r.summary.converged = kept.size() >= min_samples && !kept.empty() &&
+                        rel_half_width(kept, options.ci_level) <= settings.target_rel_ci;
+  return r;
+}
+
+}  // namespace attnprof::measure
