@@ -151,12 +151,15 @@ Database Database::open(const std::string& path, Mode mode, Options options) {
   // WAL: readers never block the writer and a killed writer leaves only an uncommitted WAL
   // tail, which the next open discards. synchronous=NORMAL keeps that guarantee for process
   // crashes (a power cut may lose the last commits, never consistency).
-  sql::Statement wal(db, "PRAGMA journal_mode = WAL");
-  if (!wal.step() || wal.text(0) != "wal")
-    throw util::EnvironmentError(
-        fmt::format("{}: cannot switch to WAL journal mode (got \"{}\"); is it on a network "
-                    "file system? Use a local disk",
-                    path, wal.text(0)));
+  {
+    sql::Statement wal(db, "PRAGMA journal_mode = WAL");
+    std::string got = wal.step() ? wal.text(0) : "";
+    if (got != "wal")
+      throw util::EnvironmentError(
+          fmt::format("{}: cannot switch to WAL journal mode (got \"{}\"); is it on a network "
+                      "file system? Use a local disk",
+                      path, got));
+  }
   db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
   migrate(db);
   return Database(std::move(db), mode, v);

@@ -1,0 +1,81 @@
+// Shared by the store's unit tests (test_database.cpp, test_history.cpp, ...): a temporary
+// folder removed at scope exit, and runs with known contents.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "harness/core/types.h"
+
+namespace attnprof::testing {
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "attnprof-store-XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+inline core::Environment cpu_env(const std::string& model = "Test CPU") {
+  core::Environment e;
+  e.fields = {{"cpu.model", model}, {"device.name", "cpu"}, {"cpu.threads", "4"}};
+  return e;
+}
+
+// A run of `cases` cases with `samples` samples each; case i's samples are base + i + j % 7.
+inline core::Run make_run(const std::string& commit, std::int64_t started_ns, int cases = 2,
+                          int samples = 5, double base = 1000, const std::string& branch = "main") {
+  core::Run run;
+  run.git_commit = commit;
+  run.git_branch = branch;
+  run.started_ns = started_ns;
+  run.ended_ns = started_ns + 1000;
+  run.env = cpu_env();
+  for (int i = 0; i < cases; ++i) {
+    core::CaseResult cr;
+    cr.spec.key = "m/prefill/b1-s" + std::to_string(128 << i) + "-fp32-none/cpu.naive";
+    cr.spec.kernel = "cpu.naive";
+    cr.spec.suite = "m";
+    cr.spec.q_len = cr.spec.kv_len = 128 << i;
+    for (int j = 0; j < samples; ++j)
+      cr.samples.push_back({static_cast<std::int64_t>(base) + i + j % 7,
+                            started_ns + j, j % 2 ? std::optional<double>(1980.5) : std::nullopt,
+                            j == 3});
+    cr.summary.n = samples;
+    cr.summary.median_ns = base + i;
+    cr.summary.mean_ns = base + i + 0.5;
+    cr.summary.min_ns = base + i - 1;
+    cr.metrics["throughput.tflops"] = 1.5 + i;
+    core::CostRow row;
+    row.op = "aten::bmm";
+    row.calls = 2;
+    row.cpu_self_ns = 700;
+    row.kernels = {{"gemm_kernel", 2}};
+    cr.cost.push_back(row);
+    core::CostRow row2;
+    row2.op = "aten::softmax";
+    row2.calls = 1;
+    row2.cpu_self_ns = 300;
+    row2.share = 0.3;
+    cr.cost.push_back(row2);
+    run.cases.push_back(cr);
+  }
+  return run;
+}
+
+}  // namespace attnprof::testing

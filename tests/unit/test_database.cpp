@@ -1,0 +1,520 @@
+#include "harness/store/database.h"
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/util/error.h"
+#include "store_fixtures.h"
+
+using namespace attnprof;
+using store::Database;
+using testing::make_run;
+using testing::read_bytes;
+using testing::TempDir;
+
+namespace {
+
+std::int64_t count(Database& db, const char* sql) { return db.connection().scalar_int(sql); }
+
+std::string integrity(const std::string& path) {
+  sqlite3* raw = nullptr;
+  sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  std::string out;
+  sqlite3_exec(
+      raw, "PRAGMA integrity_check",
+      [](void* o, int, char** v, char**) {
+        *static_cast<std::string*>(o) += v[0];
+        return 0;
+      },
+      &out, nullptr);
+  sqlite3_close(raw);
+  return out;
+}
+
+std::string error_of(auto&& fn) {
+  try {
+    fn();
+  } catch (const util::EnvironmentError& e) {
+    return e.what();
+  } catch (const util::InputError& e) {
+    return std::string("input: ") + e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_SUITE("store::Database") {
+  TEST_CASE("a run round-trips: environment, cases, every sample, summary, metrics, cost rows") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    core::Run run = make_run("abc123", 1'700'000'000'000'000'000, 3, 11);
+    run.pr = "42";
+    run.ci_url = "https://ci/1";
+    run.cases[1].status = core::CaseStatus::failed;
+    run.cases[1].message = "max abs error 0.3 > 0.01";
+    run.cases[1].max_abs_error = 0.3;
+    run.cases[2].backend = "flash";
+    run.cases[2].spec.scale = 0.125;
+    const std::string id = db.write_run(run);
+    CHECK(id.size() == 36);
+    CHECK(id[14] == '4');
+
+    auto back = db.load_run(id);
+    REQUIRE(back);
+    CHECK(back->id == id);
+    CHECK(back->git_commit == "abc123");
+    CHECK(back->pr == "42");
+    CHECK(back->ci_url == "https://ci/1");
+    CHECK(back->env.fields == run.env.fields);
+    CHECK(back->env.fingerprint() == run.env.fingerprint());
+    REQUIRE(back->cases.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto &a = run.cases[i], &b = back->cases[i];
+      CHECK(b.spec.key == a.spec.key);
+      CHECK(b.spec.q_len == a.spec.q_len);
+      CHECK(b.spec.scale == a.spec.scale);
+      CHECK(b.status == a.status);
+      CHECK(b.message == a.message);
+      CHECK(b.backend == a.backend);
+      CHECK(b.max_abs_error == a.max_abs_error);
+      REQUIRE(b.samples.size() == 11);
+      for (std::size_t j = 0; j < 11; ++j) {
+        CHECK(b.samples[j].ns == a.samples[j].ns);
+        CHECK(b.samples[j].at_ns == a.samples[j].at_ns);
+        CHECK(b.samples[j].sm_clock_mhz == a.samples[j].sm_clock_mhz);
+        CHECK(b.samples[j].dropped == a.samples[j].dropped);
+      }
+      CHECK(b.summary.median_ns == a.summary.median_ns);
+      CHECK(b.summary.mean_ns == a.summary.mean_ns);
+      CHECK(b.metrics == a.metrics);
+      REQUIRE(b.cost.size() == 2);
+      CHECK(b.cost[0].op == "aten::bmm");
+      CHECK(b.cost[0].kernels == a.cost[0].kernels);
+      CHECK(b.cost[1].share == 0.3);
+    }
+  }
+
+  TEST_CASE("writing the same run twice stores it once") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    core::Run run = make_run("abc", 1);
+    run.id = "fixed-id";
+    CHECK(db.write_run(run) == "fixed-id");
+    CHECK(db.write_run(run) == "fixed-id");
+    CHECK(count(db, "SELECT count(*) FROM runs") == 1);
+    CHECK(count(db, "SELECT count(*) FROM samples") == 10);
+  }
+
+  TEST_CASE("two cases with one key are refused before anything is written") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    core::Run run = make_run("abc", 1, 2);
+    run.cases[1].spec.key = run.cases[0].spec.key;
+    CHECK(error_of([&] { db.write_run(run); }) ==
+          "input: run: two cases have the key \"m/prefill/b1-s128-fp32-none/cpu.naive\"; case "
+          "keys must be unique");
+    CHECK(count(db, "SELECT count(*) FROM runs") == 0);
+  }
+
+  TEST_CASE("latest, full ids, unique prefixes, ambiguous prefixes, absent runs") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    core::Run a = make_run("c1", 100), b = make_run("c2", 300), c = make_run("c3", 200);
+    a.id = "aaaa-1";
+    b.id = "aaab-2";
+    c.id = "cccc-3";
+    c.status = "interrupted";
+    core::Run d = make_run("c4", 400);
+    d.id = "dddd-4";
+    d.status = "interrupted";
+    for (auto* r : {&a, &b, &c, &d}) db.write_run(*r);
+    CHECK(db.load_run("latest")->id == "aaab-2");  // newest *complete* run
+    CHECK(db.load_run("cccc-3")->git_commit == "c3");
+    CHECK(db.load_run("ccc")->id == "cccc-3");
+    CHECK(db.find_run("aaaa")->id == "aaaa-1");
+    CHECK_FALSE(db.load_run("zzz"));
+    CHECK_FALSE(db.load_run("%"));  // a pattern character is matched literally
+    CHECK(error_of([&] { db.load_run("aaa"); }) ==
+          "input: run: \"aaa\" matches several runs (aaaa-1, aaab-2); give more of the id");
+    auto runs = db.list_runs();
+    REQUIRE(runs.size() == 4);
+    CHECK(runs[0].id == "aaaa-1");
+    CHECK(runs[0].cases == 2);
+    CHECK(db.list_runs({.complete_only = true}).size() == 2);
+  }
+
+  TEST_CASE("latest is nullopt on an empty database") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    CHECK_FALSE(db.load_run("latest"));
+  }
+
+  TEST_CASE("annotations: written with reason and author, read back, required fields checked") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    store::Annotation a;
+    a.kind = store::AnnotationKind::accept;
+    a.case_glob = "llama*/decode/*";
+    a.run_id = "r1";
+    a.reason = "new masking path is 4% slower, accepted";
+    a.author = "alice";
+    a.created_ns = 5;
+    auto id = db.add_annotation(a);
+    CHECK(id > 0);
+    a.kind = store::AnnotationKind::reset;
+    a.run_id = "";
+    a.created_ns = 6;
+    db.add_annotation(a);
+    auto all = db.annotations();
+    REQUIRE(all.size() == 2);
+    CHECK(all[0].kind == store::AnnotationKind::accept);
+    CHECK(all[0].case_glob == "llama*/decode/*");
+    CHECK(all[0].author == "alice");
+    CHECK(all[1].kind == store::AnnotationKind::reset);
+    CHECK(db.annotations("r1").size() == 1);
+    store::Annotation no_reason = a;
+    no_reason.reason = "";
+    CHECK(error_of([&] { db.add_annotation(no_reason); }) ==
+          "input: annotation: a reason is required");
+    store::Annotation no_author = a;
+    no_author.author = "";
+    CHECK(error_of([&] { db.add_annotation(no_author); }) ==
+          "input: annotation: an author is required");
+    CHECK(store::parse_annotation_kind("ignore") == store::AnnotationKind::ignore);
+    CHECK_FALSE(store::parse_annotation_kind("waive"));
+  }
+
+  TEST_CASE("verdicts: stored per run and case, replaced for the same baseline") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    auto id = db.write_run(make_run("c", 1));
+    store::StoredVerdict v{"k1", "regression", "history", 1.07, 1.04, 1.1, 0.001, "7% slower", 9};
+    db.write_verdicts(id, {v, {"k2", "unchanged", "history", 1.0, {}, {}, {}, "", 9}});
+    v.verdict = "inconclusive";
+    db.write_verdicts(id, {v});
+    auto back = db.verdicts(id);
+    REQUIRE(back.size() == 2);
+    CHECK(back[0].case_key == "k1");
+    CHECK(back[0].verdict == "inconclusive");
+    CHECK(back[0].ratio == 1.07);
+    CHECK(back[1].ci_low == std::nullopt);
+    CHECK(error_of([&] { db.write_verdicts("nope", {v}); }) ==
+          "input: run: no run \"nope\" to attach verdicts to");
+  }
+
+  TEST_CASE("prune keeps the newest N per branch and annotated runs, and deletes every row") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    std::vector<std::string> main_ids;
+    for (int i = 0; i < 5; ++i) main_ids.push_back(db.write_run(make_run("m", 100 + i)));
+    for (int i = 0; i < 3; ++i) db.write_run(make_run("f", 200 + i, 2, 5, 1000, "feature"));
+    store::Annotation keep;
+    keep.kind = store::AnnotationKind::accept;
+    keep.run_id = main_ids[0];
+    keep.reason = "baseline of record";
+    keep.author = "bob";
+    db.add_annotation(keep);
+
+    CHECK(error_of([&] { db.prune({}); }) ==
+          "input: prune: give a retention policy: --keep-last N, --older-than DAYS, or both");
+    auto planned = db.prune({.keep_last = 2, .dry_run = true});
+    CHECK(planned.size() == 3);  // main: 3 beyond the newest 2, one of them annotated; feature: 1
+    CHECK(count(db, "SELECT count(*) FROM runs") == 8);
+    auto pruned = db.prune({.keep_last = 2});
+    REQUIRE(pruned.size() == 3);
+    CHECK(pruned[0].id == main_ids[1]);
+    CHECK(pruned[1].id == main_ids[2]);
+    CHECK(pruned[2].git_branch == "feature");
+    CHECK(db.has_run(main_ids[0]));
+    CHECK(count(db, "SELECT count(*) FROM runs") == 5);
+    CHECK(count(db, "SELECT count(*) FROM cases") == 10);
+    CHECK(count(db, "SELECT count(*) FROM samples") == 50);
+    CHECK(count(db, "SELECT count(*) FROM cost_rows") == 20);
+    // Both conditions must hold: old enough *and* beyond the newest N.
+    CHECK(db.prune({.keep_last = 0, .older_than_ns = 103}).size() == 0);
+    CHECK(db.prune({.keep_last = 0, .older_than_ns = 104}).size() == 1);
+  }
+
+  TEST_CASE("merge folds shards into one history; merging twice adds nothing") {
+    TempDir dir;
+    auto a = Database::open(dir.file("a.db"));
+    auto b = Database::open(dir.file("b.db"));
+    auto shared = make_run("s", 50);
+    shared.id = "shared-run";
+    a.write_run(shared);
+    b.write_run(shared);
+    a.write_run(make_run("a1", 100));
+    auto b1 = b.write_run(make_run("b1", 200));
+    b.write_verdicts(b1, {{"k", "regression", "file", 1.1, {}, {}, {}, "", 1}});
+    store::Annotation an;
+    an.kind = store::AnnotationKind::ignore;
+    an.case_glob = "flaky/*";
+    an.reason = "flaky";
+    an.author = "carol";
+    an.created_ns = 7;
+    b.add_annotation(an);
+
+    auto out = Database::open(dir.file("out.db"));
+    auto s1 = out.merge_from(dir.file("a.db"));
+    CHECK(s1.runs_added == 2);
+    auto s2 = out.merge_from(dir.file("b.db"));
+    CHECK(s2.runs_added == 1);
+    CHECK(s2.runs_present == 1);
+    CHECK(s2.verdicts_added == 1);
+    CHECK(s2.annotations_added == 1);
+    auto s3 = out.merge_from(dir.file("b.db"));
+    CHECK(s3.runs_added == 0);
+    CHECK(s3.runs_present == 2);
+    CHECK(s3.verdicts_added == 0);
+    CHECK(s3.annotations_added == 0);
+    CHECK(count(out, "SELECT count(*) FROM runs") == 3);
+    CHECK(count(out, "SELECT count(*) FROM samples") == 30);
+    CHECK(out.load_run(b1)->cases.size() == 2);
+    CHECK(error_of([&] { out.merge_from(dir.file("missing.db")); }) ==
+          dir.file("missing.db") +
+              ": no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB");
+  }
+
+  TEST_CASE("a file that is not a database is reported and left byte for byte as it was") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    {
+      std::ofstream out(p, std::ios::binary);
+      for (int i = 0; i < 512; ++i) out << "garbage!";
+    }
+    const std::string before = read_bytes(p);
+    const std::string expected =
+        p + ": not a valid attnprof database or corrupt (file is not a database); it was left "
+            "untouched: restore it from a backup or pass another --db";
+    CHECK(error_of([&] { Database::open(p); }) == expected);
+    CHECK(error_of([&] { Database::open(p, Database::Mode::read_only); }) == expected);
+    CHECK(read_bytes(p) == before);
+    CHECK_FALSE(std::filesystem::exists(p + "-wal"));
+  }
+
+  TEST_CASE("a database with a corrupt page is reported when read, not silently returned") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    std::string id;
+    {
+      auto db = Database::open(p);
+      id = db.write_run(make_run("c", 1, 4, 2000));
+      db.connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    {
+      // Overwrite two whole pages in the middle (sample pages) with garbage, keeping the header;
+      // SQLite has no checksums, so garbage inside a row's payload would go unnoticed, but a
+      // page whose b-tree header is garbage does not.
+      std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(p) / 2 / 4096 * 4096));
+      for (int i = 0; i < 8192; ++i) f.put('\x5a');
+    }
+    const std::string err = error_of([&] {
+      auto db = Database::open(p, Database::Mode::read_only);
+      db.load_run(id);
+    });
+    CHECK_MESSAGE(err.find(p + ": not a valid attnprof database or corrupt") == 0, err);
+  }
+
+  TEST_CASE("a newer schema is refused and the file is not modified") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    {
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      sqlite3_exec(raw, "CREATE TABLE future(x); PRAGMA user_version = 99;", nullptr, nullptr,
+                   nullptr);
+      sqlite3_close(raw);
+    }
+    const std::string before = read_bytes(p);
+    const std::string expected = p +
+                                 ": schema version 99 is newer than this attnprof supports (2); "
+                                 "it was left untouched: use a newer attnprof";
+    CHECK(error_of([&] { Database::open(p); }) == expected);
+    CHECK(error_of([&] { Database::open(p, Database::Mode::read_only); }) == expected);
+    CHECK(read_bytes(p) == before);
+  }
+
+  TEST_CASE("someone else's SQLite database is refused and not modified") {
+    TempDir dir;
+    const std::string p = dir.file("other.db");
+    {
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      sqlite3_exec(raw, "CREATE TABLE customers(name); INSERT INTO customers VALUES ('x')",
+                   nullptr, nullptr, nullptr);
+      sqlite3_close(raw);
+    }
+    const std::string before = read_bytes(p);
+    CHECK(error_of([&] { Database::open(p); }) ==
+          p + ": a SQLite database but not an attnprof history (it has tables and no schema "
+              "version); it was left untouched: pass another --db");
+    CHECK(read_bytes(p) == before);
+  }
+
+  TEST_CASE("read-only mode: a missing file is named, writes are refused") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    CHECK(error_of([&] { Database::open(p, Database::Mode::read_only); }) ==
+          p + ": no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB");
+    CHECK_FALSE(std::filesystem::exists(p));
+    Database::open(p).write_run(make_run("c", 1));
+    auto ro = Database::open(p, Database::Mode::read_only);
+    CHECK(ro.load_run("latest"));
+    CHECK(error_of([&] { ro.write_run(make_run("d", 2)); }) ==
+          p + ": opened read-only; cannot write a run");
+  }
+
+  TEST_CASE("a file without write permission is reported as read-only") {
+    if (geteuid() == 0) {
+      MESSAGE("skipped: root ignores file permissions");
+      return;
+    }
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    Database::open(p).write_run(make_run("c", 1));
+    std::filesystem::permissions(p, std::filesystem::perms::owner_read);
+    CHECK(error_of([&] { Database::open(p); }) ==
+          p + ": database is read-only; check the file's and its folder's permissions, or pass a "
+              "writable --db");
+  }
+
+  TEST_CASE("a writer that cannot get the lock within the busy timeout gets a clear error") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    auto db = Database::open(p, Database::Mode::read_write, {std::chrono::milliseconds(100)});
+    sqlite3* other = nullptr;
+    sqlite3_open(p.c_str(), &other);
+    REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+    CHECK(error_of([&] { db.write_run(make_run("c", 1)); }) ==
+          p + ": database is locked by another process (database is locked); retry when that "
+              "process finishes");
+    sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(other);
+    db.write_run(make_run("c", 1));
+    CHECK(count(db, "SELECT count(*) FROM runs") == 1);
+  }
+
+  TEST_CASE("several processes writing to one file lose no run") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");  // not created yet: the writers race to create it
+    const int writers = 4, each = 8;
+    std::vector<pid_t> pids;
+    for (int w = 0; w < writers; ++w) {
+      pid_t pid = fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        int rc = 0;
+        try {
+          auto db = Database::open(p);
+          for (int i = 0; i < each; ++i)
+            db.write_run(make_run("w" + std::to_string(w), 1000 * w + i, 3, 200));
+        } catch (...) {
+          rc = 1;
+        }
+        _exit(rc);
+      }
+      pids.push_back(pid);
+    }
+    for (pid_t pid : pids) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+    }
+    auto db = Database::open(p);
+    CHECK(count(db, "SELECT count(*) FROM runs") == writers * each);
+    CHECK(count(db, "SELECT count(*) FROM samples") == writers * each * 3 * 200);
+    CHECK(integrity(p) == "ok");
+  }
+
+  TEST_CASE("kill -9 in the middle of a write leaves no partial run and an intact file") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    const std::string kept = Database::open(p).write_run(make_run("before", 1));
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    core::Run doomed = make_run("doomed", 2, 20, 500);
+    doomed.id = "doomed-run";
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      close(fds[0]);
+      try {
+        auto db = Database::open(p);
+        db.set_before_commit_hook([&] {
+          // Every row of the run is written, none committed: tell the parent, wait to die.
+          (void)!write(fds[1], "x", 1);
+          for (;;) pause();
+        });
+        db.write_run(doomed);
+      } catch (...) {
+      }
+      _exit(1);
+    }
+    close(fds[1]);
+    char c = 0;
+    REQUIRE(read(fds[0], &c, 1) == 1);
+    close(fds[0]);
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status));
+    CHECK(integrity(p) == "ok");
+    auto db = Database::open(p);
+    CHECK_FALSE(db.load_run("doomed-run"));
+    CHECK(db.load_run(kept));
+    CHECK(count(db, "SELECT count(*) FROM runs") == 1);
+    CHECK(count(db, "SELECT count(*) FROM cases") == 2);
+    CHECK(count(db, "SELECT count(*) FROM samples") == 10);
+    // The database keeps working after the crash.
+    CHECK(db.write_run(doomed) == "doomed-run");
+    CHECK(count(db, "SELECT count(*) FROM samples") == 10 + 20 * 500);
+  }
+
+  TEST_CASE("kill -9 at an arbitrary moment of a stream of writes: every stored run is whole") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    Database::open(p);
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      close(fds[0]);
+      try {
+        auto db = Database::open(p);
+        for (int i = 0;; ++i) {
+          db.write_run(make_run("c", i, 10, 300));
+          (void)!write(fds[1], "x", 1);
+        }
+      } catch (...) {
+      }
+      _exit(1);
+    }
+    close(fds[1]);
+    char c[2];
+    REQUIRE(read(fds[0], c, 1) == 1);
+    REQUIRE(read(fds[0], c, 1) == 1);
+    usleep(1000 + static_cast<useconds_t>(getpid() % 7) * 1000);  // somewhere inside a write
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    CHECK(integrity(p) == "ok");
+    auto db = Database::open(p);
+    CHECK(count(db, "SELECT count(*) FROM runs") >= 2);
+    CHECK(count(db, "SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM cases c WHERE "
+                    "c.run_id = r.id) <> 10") == 0);
+    CHECK(count(db, "SELECT count(*) FROM cases c WHERE (SELECT count(*) FROM samples s WHERE "
+                    "s.case_id = c.id) <> 300") == 0);
+  }
+}
