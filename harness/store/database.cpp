@@ -31,13 +31,21 @@ int user_version(sql::Connection& db) {
 
 // Reads the version and refuses files that are not ours or too new, before anything is written.
 int check_version(sql::Connection& db) {
-  int v = user_version(db);
+  // One statement, so one snapshot: a writer creating the schema between two reads would make
+  // a half-made history look foreign.
+  sql::Statement st(db,
+                    "SELECT (SELECT user_version FROM pragma_user_version), "
+                    "(SELECT count(*) FROM sqlite_master)");
+  st.step();
+  const int v = static_cast<int>(st.int64(0));
+  const std::int64_t tables = st.int64(1);
+  st.reset();
   if (v > schema::current_version)
     throw util::EnvironmentError(fmt::format(
         "{}: schema version {} is newer than this attnprof supports ({}); it was left "
         "untouched: use a newer attnprof",
         db.path(), v, schema::current_version));
-  if (v == 0 && db.scalar_int("SELECT count(*) FROM sqlite_master") > 0)
+  if (v == 0 && tables > 0)
     throw util::EnvironmentError(fmt::format(
         "{}: a SQLite database but not an attnprof history (it has tables and no schema "
         "version); it was left untouched: pass another --db",

@@ -417,7 +417,8 @@ TEST_SUITE("store::Database") {
           auto db = Database::open(p);
           for (int i = 0; i < each; ++i)
             db.write_run(make_run("w" + std::to_string(w), 1000 * w + i, 3, 200));
-        } catch (...) {
+        } catch (const std::exception& e) {
+          fprintf(stderr, "writer %d: %s\n", w, e.what());
           rc = 1;
         }
         _exit(rc);

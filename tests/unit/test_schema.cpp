@@ -1,0 +1,122 @@
+#include "harness/store/schema.h"
+
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+
+#include "harness/store/database.h"
+#include "harness/store/history.h"
+#include "store_fixtures.h"
+
+using namespace attnprof;
+using store::Database;
+using testing::read_bytes;
+using testing::TempDir;
+
+namespace {
+
+std::string copy_fixture(const TempDir& dir, const std::string& name) {
+  const std::string to = dir.file(name);
+  std::filesystem::copy_file(std::string(ATTNPROF_TEST_DATA) + "/db/" + name, to);
+  return to;
+}
+
+// Every table and column, so a migrated database can be compared with a new one.
+std::string layout(Database& db) {
+  std::string out;
+  store::sql::Statement st(
+      db.connection(),
+      "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master m "
+      "JOIN pragma_table_info(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.name");
+  while (st.step())
+    out += st.text(0) + "." + st.text(1) + " " + st.text(2) + " " + st.text(3) + " " +
+           st.text(4) + " " + st.text(5) + "\n";
+  store::sql::Statement idx(db.connection(),
+                            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT "
+                            "NULL ORDER BY name");
+  while (idx.step()) out += "index " + idx.text(0) + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("store::schema") {
+  TEST_CASE("the migration chain is numbered 1..current without gaps") {
+    int expected = 1;
+    for (const auto& m : store::schema::migrations()) CHECK(m.version == expected++);
+    CHECK(expected - 1 == store::schema::current_version);
+  }
+
+  TEST_CASE("a new database is at the current version") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    CHECK(db.opened_at_version() == 0);
+    CHECK(db.connection().scalar_int("PRAGMA user_version") == store::schema::current_version);
+  }
+
+  TEST_CASE("v1 fixture: migrated in place, its runs intact, and laid out like a new database") {
+    TempDir dir;
+    const std::string p = copy_fixture(dir, "v1.db");
+    auto db = Database::open(p);
+    CHECK(db.opened_at_version() == 1);
+    CHECK(db.connection().scalar_int("PRAGMA user_version") == store::schema::current_version);
+    auto run = db.load_run("1111");
+    REQUIRE(run);
+    CHECK(run->git_commit == "aaaa000");
+    CHECK(run->pr == "");
+    CHECK(run->env.fields.at("cpu.model") == "Fixture CPU");
+    REQUIRE(run->cases.size() == 1);
+    CHECK(run->cases[0].spec.key == "m/prefill/b1/cpu.naive");
+    CHECK(run->cases[0].backend == "");
+    REQUIRE(run->cases[0].samples.size() == 2);
+    CHECK(run->cases[0].samples[1].ns == 1100);
+    CHECK(run->cases[0].summary.median_ns == 1050);
+    REQUIRE(run->cases[0].cost.size() == 1);
+    CHECK(run->cases[0].cost[0].kernels.empty());
+    CHECK(db.load_run("latest")->id == "22222222-2222-4222-8222-222222222222");
+    // New writes work on the migrated file, and its layout equals a fresh one's.
+    db.write_run(testing::make_run("new", 1'800'000'000'000'000'000));
+    auto fresh = Database::open(dir.file("fresh.db"));
+    CHECK(layout(db) == layout(fresh));
+    CHECK(store::history(db, {.case_glob = "m/prefill/b1/*"}).size() == 2);
+  }
+
+  TEST_CASE("v1 fixture opened read-only: queried through an in-memory migration, file untouched") {
+    TempDir dir;
+    const std::string p = copy_fixture(dir, "v1.db");
+    const std::string before = read_bytes(p);
+    {
+      auto db = Database::open(p, Database::Mode::read_only);
+      CHECK(db.opened_at_version() == 1);
+      CHECK(db.load_run("latest")->cases[0].samples[0].sm_clock_mhz == 1980.0);
+      CHECK(store::history(db, {}).size() == 2);
+    }
+    CHECK(read_bytes(p) == before);
+    sqlite3* raw = nullptr;
+    sqlite3_open_v2(p.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &st, nullptr);
+    sqlite3_step(st);
+    CHECK(sqlite3_column_int(st, 0) == 1);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+  }
+
+  TEST_CASE("a database made by the v1 DDL in code migrates like the committed fixture") {
+    TempDir dir;
+    const std::string p = dir.file("v1-from-code.db");
+    {
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      REQUIRE(sqlite3_exec(raw, store::schema::migrations()[0].sql, nullptr, nullptr, nullptr) ==
+              SQLITE_OK);
+      sqlite3_exec(raw, "PRAGMA user_version = 1", nullptr, nullptr, nullptr);
+      sqlite3_close(raw);
+    }
+    auto db = Database::open(p);
+    CHECK(db.opened_at_version() == 1);
+    auto fixture = Database::open(copy_fixture(dir, "v1.db"));
+    CHECK(layout(db) == layout(fixture));
+  }
+}
