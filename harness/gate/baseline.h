@@ -1,0 +1,69 @@
+// The committed baseline: baselines/<hardware>.yaml, one entry per case key with its summary
+// and its samples, so that a later comparison can be a statistical one (bootstrap, rank test)
+// rather than a ratio of two numbers.
+//
+//   hardware: cpu-ci-x86                # which machine class these timings belong to
+//   fingerprint: 0123456789abcdef       # core::Environment::fingerprint() of the run
+//   commit: 1f2e3d4                     # what was measured
+//   cases:
+//     "bert-base/prefill/b1-s128-fp32-none/sdpa.math":
+//       median_ns: 81234
+//       q1_ns: 80950
+//       q3_ns: 81630
+//       ci_low_ns: 81100                # distribution-free CI of the median
+//       ci_high_ns: 81390
+//       n: 400                          # samples measured
+//       samples_ns: [80011, 80102, ...] # ascending; at most max_samples evenly spaced quantiles
+//
+// Only median_ns is required; without samples_ns the gate falls back to the summary's interval.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+
+namespace attnprof::gate {
+
+struct BaselineCase {
+  double median_ns = 0, q1_ns = 0, q3_ns = 0;
+  double ci_low_ns = 0, ci_high_ns = 0;  // 0, 0: not recorded
+  int n = 0;
+  std::vector<double> samples_ns;
+  int line = 0;  // where the entry is in the file, for messages; 0 when not from a file
+};
+
+struct Baseline {
+  std::string path;  // where it was loaded from, empty when built in memory
+  std::string hardware;
+  std::string fingerprint;
+  std::string commit;
+  std::map<std::string, BaselineCase> cases;
+
+  // By the case's key, then by its aliases (renamed cases keep their history). Sets
+  // *matched_key to the key that matched.
+  const BaselineCase* find(const core::Case& c, std::string* matched_key = nullptr) const;
+};
+
+// Parse a baseline; `path` names the file in diagnostics. Throws util::InputError carrying
+// every problem found, each as path:line:col.
+Baseline parse_baseline(const std::string& text, const std::string& path);
+// Read and parse; a missing or unreadable file is util::InputError too ("path: cannot read").
+Baseline load_baseline(const std::string& path);
+
+struct BaselineOptions {
+  std::string hardware;  // empty: the run's "device.name" field, else "cpu"
+  std::size_t max_samples = 1000;  // more are thinned to evenly spaced quantiles
+};
+
+// Cases of the run that completed with at least one kept (not dropped) sample.
+Baseline make_baseline(const core::Run& run, const BaselineOptions& options = {});
+std::string to_yaml(const Baseline& baseline);
+// Writes atomically (a temporary file renamed into place); util::EnvironmentError on failure.
+void write_baseline(const std::string& path, const Baseline& baseline);
+void write_baseline(const std::string& path, const core::Run& run,
+                    const BaselineOptions& options = {});
+
+}  // namespace attnprof::gate

@@ -1,0 +1,258 @@
+#include "harness/gate/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/stats/benjamini_hochberg.h"
+#include "harness/stats/bootstrap.h"
+#include "harness/stats/distributions.h"
+#include "harness/stats/hodges_lehmann.h"
+#include "harness/stats/mann_whitney.h"
+#include "harness/stats/summary.h"
+#include "harness/util/error.h"
+
+namespace attnprof::gate {
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::regression: return "regression";
+    case Verdict::improvement: return "improvement";
+    case Verdict::unchanged: return "unchanged";
+    case Verdict::inconclusive: return "inconclusive";
+    case Verdict::new_case: return "new";
+    case Verdict::missing: return "missing";
+    case Verdict::failed: return "failed";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// A median with a CI at some level, from whichever side: the run or the baseline.
+struct Center {
+  double median = 0, low = 0, high = 0, level = 0.95;
+  int n = 0;
+};
+
+// Widens an interval recorded at `from` coverage to `to`, assuming normal-shaped tails.
+Center widened(Center c, double to) {
+  const double k = stats::normal_quantile(1 - (1 - to) / 2) /
+                   stats::normal_quantile(1 - (1 - c.level) / 2);
+  c.low = c.median - k * (c.median - c.low);
+  c.high = c.median + k * (c.high - c.median);
+  return c;
+}
+
+// From a baseline entry without samples: its recorded CI, else McGill's notch from the IQR.
+std::optional<Center> center_of(const BaselineCase& b) {
+  Center c{b.median_ns, b.ci_low_ns, b.ci_high_ns, 0.95, b.n};
+  if (c.low > 0 && c.high > 0) return c;
+  if (b.q1_ns > 0 && b.q3_ns > 0 && b.n > 0) {
+    const double half = 1.58 * (b.q3_ns - b.q1_ns) / std::sqrt(static_cast<double>(b.n));
+    c.low = c.median - half;
+    c.high = c.median + half;
+    return c;
+  }
+  return std::nullopt;
+}
+
+std::vector<double> kept(const core::CaseResult& cr) {
+  std::vector<double> v;
+  for (const auto& s : cr.samples)
+    if (!s.dropped) v.push_back(static_cast<double>(s.ns));
+  return v;
+}
+
+double tolerance_of(const core::Case& c, const Options& o) {
+  if (o.tolerance) return *o.tolerance;
+  return c.gate.tolerance > 0 ? c.gate.tolerance : o.default_tolerance;
+}
+
+// Effect and test for one case that is in both the run and the baseline.
+void measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCase& b,
+                    const Options& o) {
+  std::vector<double> cand = kept(cr);
+  v.baseline_median_ns = b.median_ns;
+  v.baseline_n = b.n;
+  v.p_value = v.p_adjusted = nan;
+  if (cand.size() >= 2 && b.samples_ns.size() >= 2) {
+    v.candidate_median_ns = stats::summarize(cand).median_ns;
+    v.candidate_n = static_cast<int>(cand.size());
+    v.baseline_n = static_cast<int>(b.samples_ns.size());  // what the tests actually see
+    if (o.effect == Effect::hodges_lehmann) {
+      auto est = stats::hodges_lehmann_ratio(b.samples_ns, cand, o.confidence);
+      v.method = "hodges-lehmann";
+      v.ratio = est.shift;
+      v.ci_low = est.ci.low;
+      v.ci_high = est.ci.high;
+    } else {
+      auto est = stats::bootstrap_median_ratio(
+          b.samples_ns, cand, {o.resamples, o.confidence, o.seed ^ fnv1a(v.key)});
+      v.method = "bootstrap";
+      v.ratio = est.ratio;
+      v.ci_low = est.ci.low;
+      v.ci_high = est.ci.high;
+    }
+    v.p_value = stats::mann_whitney(b.samples_ns, cand).p_two_sided;
+    return;
+  }
+  // Summaries only. The run's side: from its samples if it has any, else its summary.
+  Center c;
+  if (!cand.empty()) {
+    core::Summary s = stats::summarize(cand);
+    c = {s.median_ns, s.ci_low_ns, s.ci_high_ns, s.ci_level, s.n};
+  } else {
+    const core::Summary& s = cr.summary;
+    c = {s.median_ns, s.ci_low_ns, s.ci_high_ns, s.ci_level > 0 ? s.ci_level : 0.95, s.n};
+  }
+  v.candidate_median_ns = c.median;
+  v.candidate_n = c.n;
+  auto base = center_of(b);
+  if (!base || c.median <= 0 || c.low <= 0 || c.high <= 0) {
+    // No spread known on one side (or a level we cannot widen from): not comparable.
+    v.method = "summary";
+    v.ratio = c.median > 0 ? c.median / b.median_ns : nan;
+    v.ci_low = v.ci_high = nan;
+    return;
+  }
+  Center wc = widened(c, o.confidence), wb = widened(*base, o.confidence);
+  v.method = "summary";
+  v.ratio = c.median / b.median_ns;
+  v.ci_low = wb.high > 0 ? wc.low / wb.high : nan;
+  v.ci_high = wb.low > 0 ? wc.high / wb.low : std::numeric_limits<double>::infinity();
+}
+
+void decide(CaseVerdict& v, const Options& o) {
+  const double tol = v.tolerance;
+  const std::string ci = fmt::format("{:.3f}x ({:.0f}% CI {:.3f}-{:.3f}, {} n={}/{})", v.ratio,
+                                     o.confidence * 100, v.ci_low, v.ci_high, v.method,
+                                     v.baseline_n, v.candidate_n);
+  if (std::isnan(v.ci_low) || std::isnan(v.ci_high)) {
+    v.verdict = Verdict::inconclusive;
+    v.reason = fmt::format("no spread recorded for one side (median ratio {:.3f}x); cannot test",
+                           v.ratio);
+    return;
+  }
+  const bool significant = std::isnan(v.p_adjusted) || v.p_adjusted < o.alpha;
+  const std::string p =
+      std::isnan(v.p_adjusted) ? ""
+      : v.p_adjusted < 1e-300  ? "; adjusted p < 1e-300"
+                               : fmt::format("; adjusted p {:.2g}", v.p_adjusted);
+  if (v.ci_low > 1 + tol || v.ci_high < 1 - tol) {
+    const bool slower = v.ci_low > 1 + tol;
+    if (significant) {
+      v.verdict = slower ? Verdict::regression : Verdict::improvement;
+      v.reason = fmt::format("{}: {} beyond the {:.1f}% tolerance{}", ci,
+                             slower ? "slower" : "faster", tol * 100, p);
+    } else {
+      v.verdict = Verdict::inconclusive;
+      v.reason = fmt::format("{}: beyond the {:.1f}% tolerance but not significant{} >= {}", ci,
+                             tol * 100, p, o.alpha);
+    }
+  } else if (v.ci_low >= 1 - tol && v.ci_high <= 1 + tol) {
+    v.verdict = Verdict::unchanged;
+    v.reason = fmt::format("{}: within +-{:.1f}%", ci, tol * 100);
+  } else {
+    v.verdict = Verdict::inconclusive;
+    v.reason = fmt::format("{}: straddles the +-{:.1f}% tolerance; more samples would tell", ci,
+                           tol * 100);
+  }
+}
+
+}  // namespace
+
+std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
+                                 const Options& options) {
+  std::vector<CaseVerdict> out;
+  std::set<std::string> matched;
+  std::vector<std::size_t> compared;  // indices into out that need a decision
+  const std::string run_fp = run.env.fingerprint();
+  const bool fp_mismatch = !options.allow_fingerprint_mismatch && !baseline.fingerprint.empty() &&
+                           !run.env.fields.empty() && baseline.fingerprint != run_fp;
+  for (const auto& cr : run.cases) {
+    CaseVerdict v;
+    v.key = cr.spec.key;
+    v.tolerance = tolerance_of(cr.spec, options);
+    v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = nan;
+    const BaselineCase* b = baseline.find(cr.spec, &v.baseline_key);
+    if (b) matched.insert(v.baseline_key);
+    if (cr.status == core::CaseStatus::failed || cr.status == core::CaseStatus::error) {
+      v.verdict = Verdict::failed;
+      v.reason = fmt::format("{}: {}", core::to_string(cr.status),
+                             cr.message.empty() ? "no message" : cr.message);
+    } else if (cr.status == core::CaseStatus::skipped) {
+      if (!b) continue;
+      v.verdict = Verdict::missing;
+      v.reason = fmt::format("in the baseline but skipped: {}", cr.message);
+    } else if (!b) {
+      v.verdict = Verdict::new_case;
+      v.reason = "not in the baseline";
+    } else {
+      measure_effect(v, cr, *b, options);
+      compared.push_back(out.size());
+    }
+    out.push_back(std::move(v));
+  }
+  // Significance across every compared case at once.
+  std::vector<double> p;
+  for (std::size_t i : compared) p.push_back(out[i].p_value);
+  std::vector<double> adjusted = stats::benjamini_hochberg(p);
+  for (std::size_t j = 0; j < compared.size(); ++j) {
+    CaseVerdict& v = out[compared[j]];
+    v.p_adjusted = adjusted[j];
+    decide(v, options);
+    if (fp_mismatch) {
+      v.reason = fmt::format("would be {} ({}), but the baseline's environment {} is not this "
+                             "run's {}: not comparable",
+                             to_string(v.verdict), v.reason, baseline.fingerprint, run_fp);
+      v.verdict = Verdict::inconclusive;
+    }
+  }
+  for (const auto& [key, b] : baseline.cases) {
+    if (matched.count(key)) continue;
+    CaseVerdict v;
+    v.key = v.baseline_key = key;
+    v.verdict = Verdict::missing;
+    v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = nan;
+    v.tolerance = options.tolerance.value_or(options.default_tolerance);
+    v.baseline_median_ns = b.median_ns;
+    v.baseline_n = b.n;
+    v.reason = "in the baseline but not in this run";
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+int exit_code(const std::vector<CaseVerdict>& verdicts, const Options& options) {
+  for (const auto& v : verdicts) {
+    switch (v.verdict) {
+      case Verdict::regression:
+      case Verdict::failed: return util::exit_gate_failed;
+      case Verdict::missing:
+        if (options.missing_fails) return util::exit_gate_failed;
+        break;
+      case Verdict::inconclusive:
+        if (options.strict) return util::exit_gate_failed;
+        break;
+      default: break;
+    }
+  }
+  return util::exit_pass;
+}
+
+}  // namespace attnprof::gate

@@ -1,0 +1,77 @@
+// Verdicts per case against a baseline, and the exit code that gates a merge.
+//
+// The decision is equivalence testing on an effect size, not a bare p-value:
+//   effect    ratio = median(candidate) / median(baseline), with a CI at `confidence` (99%):
+//             a seeded percentile bootstrap when both sides have samples; otherwise the two
+//             summaries' median CIs combined by interval arithmetic, each widened from its
+//             recorded level to `confidence` (conservative: wider than a joint interval).
+//   evidence  two-sided Mann-Whitney U on the samples, Benjamini-Hochberg adjusted across
+//             every case of the comparison (many cases, one gate: the false-discovery rate,
+//             not each case's alpha, is what a CI job lives with).
+//   verdict   regression   CI low  > 1 + tol  and  p_adj < alpha
+//             improvement  CI high < 1 - tol  and  p_adj < alpha
+//             unchanged    1 - tol <= CI low and CI high <= 1 + tol
+//             inconclusive anything else: the data cannot tell a change of tol from none (too
+//                          noisy, too few samples, or a true change near the tolerance)
+//   Without samples on both sides there is no rank test: the (conservative) CI decides alone.
+// A case whose correctness check failed is `failed` whatever its timing; baseline cases the
+// run lacks are `missing`, run cases the baseline lacks `new_case`. Baselines from a different
+// environment fingerprint give `inconclusive` unless allowed: never compare across machines.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+#include "harness/gate/baseline.h"
+
+namespace attnprof::gate {
+
+enum class Verdict { regression, improvement, unchanged, inconclusive, new_case, missing, failed };
+const char* to_string(Verdict);  // "regression", ..., "new", "missing", "failed"
+
+enum class Effect {
+  median_ratio,    // ratio of medians, bootstrap CI (default)
+  hodges_lehmann,  // exp(Hodges-Lehmann shift of log times), Moses CI: uses every pair
+};
+
+struct CaseVerdict {
+  std::string key;           // the run's case key (the baseline's key for `missing`)
+  std::string baseline_key;  // the key matched in the baseline (an alias, maybe); empty if none
+  Verdict verdict = Verdict::inconclusive;
+  double ratio = 0;          // candidate / baseline; NaN when not compared
+  double ci_low = 0, ci_high = 0;
+  double p_value = 0, p_adjusted = 0;  // NaN when there was no rank test
+  double tolerance = 0;
+  std::string method;        // "bootstrap", "hodges-lehmann", "summary"; empty if not compared
+  double baseline_median_ns = 0, candidate_median_ns = 0;
+  int baseline_n = 0, candidate_n = 0;
+  std::string reason;        // one line a person can act on
+};
+
+struct Options {
+  double default_tolerance = 0.05;       // for cases whose gate.tolerance is not positive
+  std::optional<double> tolerance;       // overrides every case's tolerance (--tolerance)
+  double alpha = 0.01;                   // on BH-adjusted p-values
+  double confidence = 0.99;              // level of the ratio's CI
+  int resamples = 10000;
+  std::uint64_t seed = 0x6174746e70726f66ull;  // mixed with the case key: per-case streams
+  Effect effect = Effect::median_ratio;
+  bool strict = false;                   // inconclusive fails the gate
+  bool missing_fails = true;             // a baseline case absent from the run fails the gate
+  bool allow_fingerprint_mismatch = false;
+};
+
+// Verdicts in the run's case order, then the missing cases in key order. Skipped run cases
+// that are in the baseline are `missing` (with the skip's reason); skipped cases the baseline
+// lacks get no verdict.
+std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
+                                 const Options& options = {});
+
+// util::exit_gate_failed (1) on a regression, a failed case, a missing case (missing_fails),
+// or an inconclusive one (strict); util::exit_pass (0) otherwise.
+int exit_code(const std::vector<CaseVerdict>& verdicts, const Options& options = {});
+
+}  // namespace attnprof::gate

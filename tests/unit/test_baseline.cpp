@@ -1,0 +1,149 @@
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "harness/gate/baseline.h"
+#include "harness/util/error.h"
+
+using namespace attnprof;
+
+namespace {
+std::string error_of(const std::string& text) {
+  try {
+    gate::parse_baseline(text, "baselines/cpu.yaml");
+  } catch (const util::InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+core::CaseResult result(const std::string& key, std::vector<std::int64_t> ns) {
+  core::CaseResult cr;
+  cr.spec.key = key;
+  for (auto v : ns) {
+    core::Sample s;
+    s.ns = v;
+    cr.samples.push_back(s);
+  }
+  return cr;
+}
+}  // namespace
+
+TEST_SUITE("gate::baseline") {
+  TEST_CASE("parses a baseline and sorts its samples") {
+    auto b = gate::parse_baseline(R"(hardware: cpu-ci
+fingerprint: abc
+cases:
+  "m/prefill/b1/sdpa.math":
+    median_ns: 100
+    q1_ns: 90
+    q3_ns: 110
+    samples_ns: [120, 90, 100]
+  other:
+    median_ns: 5
+    n: 40
+)",
+                                  "b.yaml");
+    CHECK(b.hardware == "cpu-ci");
+    CHECK(b.fingerprint == "abc");
+    REQUIRE(b.cases.size() == 2);
+    const auto& c = b.cases.at("m/prefill/b1/sdpa.math");
+    CHECK(c.median_ns == 100);
+    CHECK(c.samples_ns == std::vector<double>{90, 100, 120});
+    CHECK(c.n == 3);  // from the samples when not given
+    CHECK(c.line == 5);
+    CHECK(b.cases.at("other").n == 40);
+  }
+  TEST_CASE("finds a case by key, then by its aliases") {
+    gate::Baseline b;
+    b.cases["old/name"].median_ns = 1;
+    core::Case c;
+    c.key = "new/name";
+    CHECK(b.find(c) == nullptr);
+    c.aliases = {"older/name", "old/name"};
+    std::string matched;
+    CHECK(b.find(c, &matched) == &b.cases["old/name"]);
+    CHECK(matched == "old/name");
+  }
+  TEST_CASE("bad input names file, line and column, every problem at once") {
+    CHECK(error_of("hardware: x\ncases:\n  a:\n    median_ns: -3\n    mean_ns: 4\n") ==
+          "baselines/cpu.yaml:4:16: median_ns must be a positive number, got \"-3\"\n"
+          "baselines/cpu.yaml:5:5: unknown key \"mean_ns\" in case \"a\"");
+    CHECK(error_of("hardware: x\ncases:\n  a:\n    q1_ns: 3\n") ==
+          "baselines/cpu.yaml:4:5: case \"a\" has no median_ns");
+    CHECK(error_of("hardware: x\ncases:\n  a: {median_ns: 10, samples_ns: [1, x, 3]}\n") ==
+          "baselines/cpu.yaml:3:38: a sample must be a positive number, got \"x\"");
+    CHECK(error_of("cases: {}\nhardwre: x\n") ==
+          "baselines/cpu.yaml:2:1: unknown key \"hardwre\" (expected hardware, fingerprint, "
+          "commit, cases)\nbaselines/cpu.yaml:1:1: missing \"hardware\"");
+    CHECK(error_of("hardware: x\ncases:\n  a: {median_ns: 10\n") ==
+          "baselines/cpu.yaml:4:1: end of map flow not found");
+    CHECK(error_of("hardware: x\ncases:\n  a: {median_ns: 10}\n  a: {median_ns: 11}\n") ==
+          "baselines/cpu.yaml:4:3: duplicate case \"a\" (first on line 3)");
+    CHECK(error_of("hardware: x\ncases:\n  a: {median_ns: 10, q1_ns: 12}\n") ==
+          "baselines/cpu.yaml:3:6: case \"a\": q1_ns <= median_ns <= q3_ns does not hold");
+  }
+  TEST_CASE("a missing file is bad input that names the file") {
+    try {
+      gate::load_baseline("/nonexistent/cpu.yaml");
+      FAIL("no error");
+    } catch (const util::InputError& e) {
+      CHECK(std::string(e.what()) == "/nonexistent/cpu.yaml: cannot read: No such file or directory");
+    }
+  }
+  TEST_CASE("written from a run: exact text, then read back the same") {
+    core::Run run;
+    run.git_commit = "1f2e3d4";
+    run.env.fields = {{"device.name", "cpu-test"}};
+    run.cases.push_back(result("m/k", {103, 101, 100, 102, 104}));
+    run.cases.back().samples[4].dropped = true;  // a dropped sample stays out of the baseline
+    run.cases.push_back(result("failed/k", {1, 2}));
+    run.cases.back().status = core::CaseStatus::failed;
+    gate::Baseline b = gate::make_baseline(run);
+    CHECK(gate::to_yaml(b) ==
+          "# attnprof baseline: per-case timings that `attnprof compare` gates against.\n"
+          "# Written by `attnprof baseline update`; samples_ns are ascending, in nanoseconds.\n"
+          "hardware: \"cpu-test\"\n"
+          "fingerprint: \"" + run.env.fingerprint() + "\"\n"
+          "commit: \"1f2e3d4\"\n"
+          "cases:\n"
+          "  \"m/k\":\n"
+          "    median_ns: 102\n"  // 101.5 rounds away from zero
+          "    q1_ns: 101\n"
+          "    q3_ns: 102\n"
+          "    ci_low_ns: 100\n"
+          "    ci_high_ns: 103\n"
+          "    n: 4\n"
+          "    samples_ns: [100, 101, 102, 103]\n");
+    const std::string path = "/tmp/attnprof_test_baseline.yaml";
+    gate::write_baseline(path, run);
+    gate::Baseline back = gate::load_baseline(path);
+    std::remove(path.c_str());
+    CHECK(back.hardware == "cpu-test");
+    CHECK(back.commit == "1f2e3d4");
+    REQUIRE(back.cases.count("m/k"));
+    CHECK(back.cases["m/k"].samples_ns == std::vector<double>{100, 101, 102, 103});
+    CHECK(back.cases["m/k"].n == 4);
+  }
+  TEST_CASE("large sample sets are thinned to evenly spaced quantiles, lines wrapped") {
+    core::Run run;
+    std::vector<std::int64_t> ns;
+    for (int i = 0; i < 2000; ++i) ns.push_back(10000 + i);
+    run.cases.push_back(result("big", ns));
+    gate::Baseline b = gate::make_baseline(run, {"h", 100});
+    const auto& c = b.cases["big"];
+    CHECK(c.n == 2000);
+    REQUIRE(c.samples_ns.size() == 100);
+    CHECK(c.samples_ns.front() == 10010);  // the 0.5% quantile
+    CHECK(c.samples_ns.back() == 11989);   // the 99.5% quantile
+    std::string yaml = gate::to_yaml(b);
+    std::size_t start = 0, longest = 0;
+    for (std::size_t i = yaml.find('\n'); i != std::string::npos; i = yaml.find('\n', start)) {
+      longest = std::max(longest, i - start);
+      start = i + 1;
+    }
+    CHECK(longest <= 100);
+    CHECK(gate::parse_baseline(yaml, "x").cases["big"].samples_ns == c.samples_ns);
+  }
+}

@@ -1,0 +1,245 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "harness/gate/compare.h"
+#include "harness/stats/rng.h"
+#include "harness/stats/summary.h"
+#include "harness/util/error.h"
+
+using namespace attnprof;
+
+namespace {
+
+std::vector<double> lognormal(stats::Rng& rng, int n, double median, double sigma) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(std::round(median * std::exp(sigma * rng.normal())));
+  return v;
+}
+
+core::CaseResult result(const std::string& key, const std::vector<double>& ns) {
+  core::CaseResult cr;
+  cr.spec.key = key;
+  for (double v : ns) {
+    core::Sample s;
+    s.ns = static_cast<std::int64_t>(v);
+    cr.samples.push_back(s);
+  }
+  return cr;
+}
+
+gate::BaselineCase base_case(const std::vector<double>& ns) {
+  gate::BaselineCase b;
+  core::Summary s = stats::summarize(ns);
+  b.median_ns = s.median_ns;
+  b.q1_ns = s.q1_ns;
+  b.q3_ns = s.q3_ns;
+  b.ci_low_ns = s.ci_low_ns;
+  b.ci_high_ns = s.ci_high_ns;
+  b.n = s.n;
+  b.samples_ns = ns;
+  std::sort(b.samples_ns.begin(), b.samples_ns.end());
+  return b;
+}
+
+// One case, baseline median 100 us, candidate `factor` times slower, `n` samples per side.
+gate::CaseVerdict one(double factor, int n, double sigma, gate::Options o = {},
+                      std::uint64_t seed = 1) {
+  stats::Rng rng(seed);
+  gate::Baseline b;
+  b.cases["k"] = base_case(lognormal(rng, n, 1e5, sigma));
+  core::Run run;
+  run.cases.push_back(result("k", lognormal(rng, n, 1e5 * factor, sigma)));
+  auto v = gate::compare(b, run, o);
+  REQUIRE(v.size() == 1);
+  return v[0];
+}
+
+}  // namespace
+
+TEST_SUITE("gate::compare") {
+  TEST_CASE("a 10% slowdown beyond a 5% tolerance is a regression and fails the gate") {
+    auto v = one(1.10, 200, 0.02);
+    CHECK(v.verdict == gate::Verdict::regression);
+    CHECK(v.method == "bootstrap");
+    CHECK(v.ratio == doctest::Approx(1.10).epsilon(0.01));
+    CHECK(v.ci_low > 1.05);
+    CHECK(v.ci_high < 1.15);
+    CHECK(v.p_adjusted < 1e-10);
+    CHECK(v.tolerance == 0.05);
+    INFO(v.reason);
+    CHECK(v.reason == fmt::format("{:.3f}x (99% CI {:.3f}-{:.3f}, bootstrap n=200/200): slower "
+                                  "beyond the 5.0% tolerance; adjusted p < 1e-300",
+                                  v.ratio, v.ci_low, v.ci_high));
+    CHECK(gate::exit_code({v}) == util::exit_gate_failed);
+  }
+  TEST_CASE("a 10% speed-up is an improvement and passes") {
+    auto v = one(0.90, 200, 0.02);
+    CHECK(v.verdict == gate::Verdict::improvement);
+    CHECK(gate::exit_code({v}) == util::exit_pass);
+  }
+  TEST_CASE("the same distribution is unchanged") {
+    auto v = one(1.0, 200, 0.02);
+    CHECK(v.verdict == gate::Verdict::unchanged);
+    CHECK(v.ci_low >= 0.95);
+    CHECK(v.ci_high <= 1.05);
+    CHECK(gate::exit_code({v}) == util::exit_pass);
+  }
+  TEST_CASE("a small change within tolerance is unchanged even when significant") {
+    auto v = one(1.02, 500, 0.01);
+    CHECK(v.p_adjusted < 1e-6);  // clearly slower...
+    CHECK(v.verdict == gate::Verdict::unchanged);  // ...but within the 5% the case allows
+  }
+  TEST_CASE("too few noisy samples: inconclusive, a warning unless strict") {
+    auto v = one(1.08, 8, 0.10);
+    CHECK(v.verdict == gate::Verdict::inconclusive);
+    CHECK(v.reason.find("straddles the +-5.0% tolerance") != std::string::npos);
+    CHECK(gate::exit_code({v}) == util::exit_pass);
+    gate::Options strict;
+    strict.strict = true;
+    CHECK(gate::exit_code({v}, strict) == util::exit_gate_failed);
+  }
+  TEST_CASE("per-case tolerance, and an override for all cases") {
+    stats::Rng rng(4);
+    gate::Baseline b;
+    b.cases["k"] = base_case(lognormal(rng, 200, 1e5, 0.02));
+    core::Run run;
+    run.cases.push_back(result("k", lognormal(rng, 200, 1.1e5, 0.02)));
+    run.cases[0].spec.gate.tolerance = 0.2;
+    CHECK(gate::compare(b, run)[0].verdict == gate::Verdict::unchanged);
+    gate::Options o;
+    o.tolerance = 0.03;
+    auto v = gate::compare(b, run, o)[0];
+    CHECK(v.verdict == gate::Verdict::regression);
+    CHECK(v.tolerance == 0.03);
+  }
+  TEST_CASE("beyond tolerance but not significant after adjustment: inconclusive") {
+    gate::Options o;
+    o.tolerance = 0.0;
+    o.alpha = 1e-30;
+    auto v = one(1.03, 60, 0.02, o);
+    CHECK(v.ci_low > 1.0);
+    CHECK(v.verdict == gate::Verdict::inconclusive);
+    CHECK(v.reason.find("not significant") != std::string::npos);
+  }
+  TEST_CASE("Benjamini-Hochberg runs across the cases of one comparison") {
+    stats::Rng rng(5);
+    gate::Baseline b;
+    core::Run run;
+    for (int i = 0; i < 10; ++i) {
+      std::string key = "k" + std::to_string(i);
+      b.cases[key] = base_case(lognormal(rng, 50, 1e5, 0.02));
+      run.cases.push_back(result(key, lognormal(rng, 50, 1e5 * (i == 0 ? 1.1 : 1.0), 0.02)));
+    }
+    auto v = gate::compare(b, run);
+    REQUIRE(v.size() == 10);
+    for (const auto& x : v) CHECK(x.p_adjusted >= x.p_value);
+    CHECK(v[0].p_adjusted == doctest::Approx(v[0].p_value * 10));  // the smallest p: x N / 1
+    CHECK(v[0].verdict == gate::Verdict::regression);
+  }
+  TEST_CASE("new, missing (also via skip), failed, and lookup through aliases") {
+    stats::Rng rng(6);
+    auto ns = lognormal(rng, 50, 1e5, 0.01);
+    gate::Baseline b;
+    b.cases["renamed-from"] = base_case(ns);
+    b.cases["gone"] = base_case(ns);
+    b.cases["skipped"] = base_case(ns);
+    b.cases["broken"] = base_case(ns);
+    core::Run run;
+    run.cases.push_back(result("renamed-to", ns));
+    run.cases.back().spec.aliases = {"renamed-from"};
+    run.cases.push_back(result("brand-new", ns));
+    run.cases.push_back(result("skipped", {}));
+    run.cases.back().status = core::CaseStatus::skipped;
+    run.cases.back().message = "needs a GPU";
+    run.cases.push_back(result("broken", ns));
+    run.cases.back().status = core::CaseStatus::failed;
+    run.cases.back().message = "max abs error 0.3 > 0.01";
+    auto v = gate::compare(b, run);
+    REQUIRE(v.size() == 5);
+    CHECK(v[0].key == "renamed-to");
+    CHECK(v[0].baseline_key == "renamed-from");
+    CHECK(v[0].verdict == gate::Verdict::unchanged);
+    CHECK(v[1].verdict == gate::Verdict::new_case);
+    CHECK(v[2].verdict == gate::Verdict::missing);
+    CHECK(v[2].reason == "in the baseline but skipped: needs a GPU");
+    CHECK(v[3].verdict == gate::Verdict::failed);
+    CHECK(v[3].reason == "failed: max abs error 0.3 > 0.01");
+    CHECK(v[4].key == "gone");
+    CHECK(v[4].verdict == gate::Verdict::missing);
+    CHECK(gate::exit_code(v) == util::exit_gate_failed);
+    v.erase(v.begin() + 3);  // without the failed case, only missing ones fail the gate
+    CHECK(gate::exit_code(v) == util::exit_gate_failed);
+    gate::Options lenient;
+    lenient.missing_fails = false;
+    CHECK(gate::exit_code(v, lenient) == util::exit_pass);
+    CHECK(std::string(gate::to_string(v[1].verdict)) == "new");
+  }
+  TEST_CASE("a baseline without samples: conservative interval from its summary, no test") {
+    stats::Rng rng(7);
+    gate::Baseline b;
+    b.cases["k"] = base_case(lognormal(rng, 200, 1e5, 0.02));
+    b.cases["k"].samples_ns.clear();
+    core::Run run;
+    run.cases.push_back(result("k", lognormal(rng, 200, 1.2e5, 0.02)));
+    auto v = gate::compare(b, run)[0];
+    CHECK(v.method == "summary");
+    CHECK(std::isnan(v.p_value));
+    CHECK(v.verdict == gate::Verdict::regression);
+    CHECK(v.ci_low < 1.19);
+    // Only a median and nothing about spread: not comparable.
+    b.cases["k"].ci_low_ns = b.cases["k"].ci_high_ns = b.cases["k"].q1_ns = 0;
+    auto w = gate::compare(b, run)[0];
+    CHECK(w.verdict == gate::Verdict::inconclusive);
+    CHECK(w.reason.rfind("no spread recorded", 0) == 0);
+  }
+  TEST_CASE("a baseline from another environment is never compared") {
+    stats::Rng rng(8);
+    gate::Baseline b;
+    b.fingerprint = "0000000000000000";
+    b.cases["k"] = base_case(lognormal(rng, 100, 1e5, 0.02));
+    core::Run run;
+    run.env.fields = {{"device.name", "other"}};
+    run.cases.push_back(result("k", lognormal(rng, 100, 1.5e5, 0.02)));
+    auto v = gate::compare(b, run)[0];
+    CHECK(v.verdict == gate::Verdict::inconclusive);
+    CHECK(v.reason.rfind("would be regression", 0) == 0);
+    gate::Options o;
+    o.allow_fingerprint_mismatch = true;
+    CHECK(gate::compare(b, run, o)[0].verdict == gate::Verdict::regression);
+  }
+  TEST_CASE("Hodges-Lehmann effect agrees with the median ratio on a clean shift") {
+    gate::Options o;
+    o.effect = gate::Effect::hodges_lehmann;
+    auto v = one(1.10, 200, 0.02, o);
+    CHECK(v.method == "hodges-lehmann");
+    CHECK(v.ratio == doctest::Approx(1.10).epsilon(0.01));
+    CHECK(v.verdict == gate::Verdict::regression);
+  }
+  TEST_CASE("dropped samples are not compared") {
+    stats::Rng rng(9);
+    auto ns = lognormal(rng, 100, 1e5, 0.01);
+    gate::Baseline b;
+    b.cases["k"] = base_case(ns);
+    core::Run run;
+    run.cases.push_back(result("k", ns));
+    for (int i = 0; i < 40; ++i) {  // throttled: 30% slower, but marked dropped
+      core::Sample s;
+      s.ns = 130000;
+      s.dropped = true;
+      run.cases[0].samples.push_back(s);
+    }
+    auto v = gate::compare(b, run)[0];
+    CHECK(v.candidate_n == 100);
+    CHECK(v.verdict == gate::Verdict::unchanged);
+  }
+  TEST_CASE("deterministic: the same inputs give the same interval") {
+    auto a = one(1.03, 100, 0.03), b = one(1.03, 100, 0.03);
+    CHECK(a.ci_low == b.ci_low);
+    CHECK(a.ci_high == b.ci_high);
+  }
+}
