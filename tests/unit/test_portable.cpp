@@ -1,0 +1,90 @@
+#include "harness/store/portable.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "harness/util/error.h"
+#include "store_fixtures.h"
+
+using namespace attnprof;
+using store::Database;
+using testing::make_run;
+using testing::TempDir;
+
+namespace {
+
+std::string import_error(Database& db, const std::string& text) {
+  std::istringstream in(text);
+  try {
+    store::import_jsonl(db, in, "in.jsonl");
+  } catch (const util::InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_SUITE("store::portable") {
+  TEST_CASE("export then import moves runs, verdicts and annotations; importing twice adds once") {
+    TempDir dir;
+    auto src = Database::open(dir.file("a.db"));
+    auto id = src.write_run(make_run("c1", 10, 3, 50));
+    src.write_run(make_run("c2", 20, 1, 4));
+    src.write_verdicts(id, {{"k", "regression", "history", 1.08, 1.05, 1.1, 0.002, "", 3}});
+    store::Annotation a;
+    a.kind = store::AnnotationKind::reset;
+    a.reason = "new compiler";
+    a.author = "dan";
+    a.created_ns = 11;
+    src.add_annotation(a);
+    std::stringstream buf;
+    auto out = store::export_jsonl(src, buf);
+    CHECK(out.runs == 2);
+    CHECK(out.annotations == 1);
+    const std::string text = buf.str();
+    CHECK(text.rfind("{\"format\":\"attnprof-history\",\"version\":1}\n", 0) == 0);
+
+    auto dst = Database::open(dir.file("b.db"));
+    std::istringstream in1(text);
+    auto s1 = store::import_jsonl(dst, in1, "x.jsonl");
+    CHECK(s1.runs == 2);
+    std::istringstream in2(text);
+    auto s2 = store::import_jsonl(dst, in2, "x.jsonl");
+    CHECK(s2.runs == 0);
+    CHECK(s2.runs_skipped == 2);
+    CHECK(dst.list_runs().size() == 2);
+    CHECK(dst.annotations().size() == 1);
+    auto run = dst.load_run(id);
+    REQUIRE(run);
+    CHECK(run->cases.size() == 3);
+    CHECK(run->cases[2].samples.size() == 50);
+    CHECK(run->cases[2].samples[3].dropped);
+    CHECK(dst.verdicts(id).at(0).ratio == 1.08);
+    // A second export of the imported history is the same text.
+    std::stringstream again;
+    store::export_jsonl(dst, again);
+    CHECK(again.str() == text);
+  }
+
+  TEST_CASE("bad input names the line") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    CHECK(import_error(db, "") == "in.jsonl: empty file: not an attnprof history export");
+    CHECK(import_error(db, "{\"x\":1}\n") ==
+          "in.jsonl:1: not an attnprof history export (no {\"format\":\"attnprof-history\"} "
+          "header)");
+    CHECK(import_error(db, "{\"format\":\"attnprof-history\",\"version\":9}\n") ==
+          "in.jsonl:1: export version 9 is newer than this attnprof reads (1)");
+    const std::string head = "{\"format\":\"attnprof-history\",\"version\":1}\n";
+    CHECK(import_error(db, head + "\n{\"other\":1}\n") ==
+          "in.jsonl:3: expected an object with \"run\" or \"annotation\"");
+    CHECK(import_error(db, head + "{\"run\":{\"cases\":[]}}\n") == "in.jsonl:2: run without an id");
+    CHECK(import_error(db, head + "{\"annotation\":{\"kind\":\"waive\"}}\n") ==
+          "in.jsonl:2: unknown annotation kind \"waive\"");
+    CHECK(import_error(db, head + "{\"annotation\":{\"kind\":\"accept\",\"author\":\"x\"}}\n") ==
+          "in.jsonl:2: annotation: a reason is required");
+    CHECK(import_error(db, head + "{not json\n").rfind("in.jsonl:2: not JSON (", 0) == 0);
+  }
+}

@@ -1,0 +1,102 @@
+#include "harness/store/render.h"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+using namespace attnprof;
+using store::Format;
+
+namespace {
+
+std::vector<store::HistoryRow> two_rows() {
+  store::HistoryRow a;
+  a.run_id = "0123456789abcdef";
+  a.git_commit = "deadbeefcafe0000";
+  a.git_branch = "main";
+  a.env_fingerprint = "e1";
+  a.started_ns = 1'764'495'435'000'000'000;  // 2025-11-30T09:37:15Z
+  a.case_key = "m/k";
+  a.kernel = "cpu.naive";
+  a.status = "ok";
+  a.metric = "summary.median_ns";
+  a.value = 1234.5;
+  store::HistoryRow b = a;
+  b.case_key = "m/with,comma";
+  b.value = 2e6;
+  return {a, b};
+}
+
+}  // namespace
+
+TEST_SUITE("store::render") {
+  TEST_CASE("sparkline: scaled min to max, flat series, empty series") {
+    CHECK(store::sparkline(std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8}) == "▁▂▃▄▅▆▇█");
+    CHECK(store::sparkline(std::vector<double>{10, 80, 10}) == "▁█▁");
+    CHECK(store::sparkline(std::vector<double>{5, 5, 5}) == "▄▄▄");
+    CHECK(store::sparkline(std::vector<double>{}) == "");
+  }
+
+  TEST_CASE("history as a table, CSV (quoted where needed) and JSON") {
+    auto rows = two_rows();
+    CHECK(store::format_history(rows, Format::table) ==
+          "started               run       commit        branch  env  case          metric             value\n"
+          "2025-11-30T09:37:15Z  01234567  deadbeefcafe  main    e1   m/k           summary.median_ns  1234.5\n"
+          "2025-11-30T09:37:15Z  01234567  deadbeefcafe  main    e1   m/with,comma  summary.median_ns  2e+06\n");
+    CHECK(store::format_history(rows, Format::csv) ==
+          "started,run,commit,branch,env,case,metric,value\n"
+          "2025-11-30T09:37:15Z,0123456789abcdef,deadbeefcafe0000,main,e1,m/k,summary.median_ns,1234.5\n"
+          "2025-11-30T09:37:15Z,0123456789abcdef,deadbeefcafe0000,main,e1,\"m/with,comma\",summary.median_ns,2e+06\n");
+    auto json = store::format_history({rows[0]}, Format::json);
+    CHECK(json.find("\"case\": \"m/k\"") != std::string::npos);
+    CHECK(json.find("\"value\": 1234.5") != std::string::npos);
+    CHECK(store::format_history({}, Format::table) == "no matching history\n");
+  }
+
+  TEST_CASE("a cost matrix is ranked by device self time when there is one") {
+    core::CaseResult r;
+    r.spec.key = "m/k";
+    core::CostRow a, b;
+    a.op = "aten::softmax";
+    a.calls = 1;
+    a.device_self_ns = 2000;
+    a.share = 0.25;
+    b.op = "aten::bmm";
+    b.calls = 2;
+    b.cpu_self_ns = 1500;
+    b.device_self_ns = 6000;
+    b.share = 0.75;
+    b.kernels = {{"gemm_a", 1}, {"gemm_b", 1}};
+    b.input_shapes = "[[1,2],[2,3]]";
+    r.cost = {a, b};
+    CHECK(store::format_cost_matrix(r) ==
+          "m/k: 2 ops, ranked by device self time\n"
+          "op             calls  cpu self  cpu total  dev self  dev total  share  alloc  kernels  shapes\n"
+          "aten::bmm      2      1.5 us    0 ns       6 us      0 ns       75.0%  0      2/2      [[1,2],[2,3]]\n"
+          "aten::softmax  1      0 ns      0 ns       2 us      0 ns       25.0%  0      0/0      \n");
+  }
+
+  TEST_CASE("times: printed in UTC, read as dates, date-times or days ago") {
+    CHECK(store::format_time(0) == "1970-01-01T00:00:00Z");
+    const std::int64_t s = 1'000'000'000;
+    CHECK(store::parse_time("2025-11-30", 0) == 1'764'460'800 * s);
+    CHECK(store::parse_time("2025-11-30T09:37:15Z", 0) == 1'764'495'435 * s);
+    CHECK(store::parse_time("2025-11-30T09:37", 0) == 1'764'495'420 * s);
+    CHECK(store::parse_time("7d", 10 * 86400 * s) == 3 * 86400 * s);
+    CHECK_FALSE(store::parse_time("yesterday", 0));
+    CHECK_FALSE(store::parse_time("2025-13-01", 0));
+    CHECK_FALSE(store::parse_time("2025-11-30x", 0));
+  }
+
+  TEST_CASE("durations pick their unit") {
+    CHECK(store::format_duration_ns(950) == "950 ns");
+    CHECK(store::format_duration_ns(12'345) == "12.3 us");
+    CHECK(store::format_duration_ns(4'560'000) == "4.56 ms");
+    CHECK(store::format_duration_ns(2.5e9) == "2.5 s");
+  }
+
+  TEST_CASE("formats by name") {
+    CHECK(store::parse_format("csv") == Format::csv);
+    CHECK_FALSE(store::parse_format("xml"));
+  }
+}
