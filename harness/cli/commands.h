@@ -2,9 +2,16 @@
 // declaration and one row here.
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string>
 
 #include "harness/cli/command.h"
+
+namespace attnprof::store {
+struct HistoryFilter;
+enum class Format;
+}  // namespace attnprof::store
 
 namespace attnprof::cli {
 
@@ -12,6 +19,23 @@ Action setup_env(CLI::App&);
 Action setup_run(CLI::App&);
 Action setup_compare(CLI::App&);
 Action setup_validate(CLI::App&);
+Action setup_history(CLI::App&);
+Action setup_trend(CLI::App&);
+Action setup_show(CLI::App&);
+Action setup_changes(CLI::App&);
+Action setup_merge(CLI::App&);
+Action setup_prune(CLI::App&);
+Action setup_export(CLI::App&);
+Action setup_import(CLI::App&);
+
+// History filters as typed, shared by history, trend, changes and export (cmd_history.cpp).
+struct HistoryFilterText {
+  std::string case_glob, kernel, metric, branch, commits, since, until, env;
+  std::optional<int> last;
+};
+void add_history_filters(CLI::App& sub, HistoryFilterText& filter);
+store::HistoryFilter to_filter(const HistoryFilterText& filter);  // util::InputError if bad
+store::Format parse_format_option(const std::string& text);
 
 inline std::span<const Command> commands() {
   static const Command table[] = {
@@ -19,6 +43,16 @@ inline std::span<const Command> commands() {
       {"compare", "Compare a run against a baseline; exit 1 on a regression", setup_compare},
       {"validate", "Check scenario files; print every error as file:line:col", setup_validate},
       {"env", "Describe this machine: CPU, LibTorch, CUDA, devices", setup_env},
+      {"history", "Query stored history: a metric per case and run (table, CSV, JSON)",
+       setup_history},
+      {"trend", "A case's history as a terminal sparkline", setup_trend},
+      {"show", "Show a stored run; --case prints a case's cost matrix", setup_show},
+      {"changes", "Change points in each case's history, with their commit ranges",
+       setup_changes},
+      {"merge", "Fold result databases (e.g. CI shards) into one history", setup_merge},
+      {"prune", "Delete old runs by retention policy; annotated runs stay", setup_prune},
+      {"export", "Write history as JSON lines, to move it between machines", setup_export},
+      {"import", "Read history written by export", setup_import},
   };
   return table;
 }

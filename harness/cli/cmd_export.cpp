@@ -1,0 +1,44 @@
+// attnprof export: history as JSON lines (store/portable.h), to move it between machines.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/store/history.h"
+#include "harness/store/portable.h"
+#include "harness/util/error.h"
+
+namespace attnprof::cli {
+
+Action setup_export(CLI::App& sub) {
+  struct Opts {
+    std::string db, output = "-";
+    HistoryFilterText filter;
+  };
+  auto o = std::make_shared<Opts>();
+  add_db_option(sub, o->db);
+  sub.add_option("-o,--output", o->output, "File to write (default: stdout)");
+  sub.add_option("--branch", o->filter.branch, "Only runs on this branch");
+  sub.add_option("--since", o->filter.since, "Runs started at or after (YYYY-MM-DD or Nd)");
+  sub.add_option("--env", o->filter.env, "Environment fingerprint (prefix)");
+  return [o] {
+    auto f = to_filter(o->filter);
+    store::RunFilter rf{f.branch, f.env_fingerprint, f.since_ns, f.until_ns, false};
+    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    store::PortableStats s;
+    if (o->output == "-") {
+      s = store::export_jsonl(db, std::cout, rf);
+    } else {
+      std::ofstream out(o->output);
+      if (!out)
+        throw util::EnvironmentError(fmt::format("{}: cannot write the export", o->output));
+      s = store::export_jsonl(db, out, rf);
+    }
+    fmt::print(stderr, "exported {} runs, {} annotations\n", s.runs, s.annotations);
+    return 0;
+  };
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,87 @@
+// attnprof history: one metric of the matching cases over the matching runs, as a table, CSV or
+// JSON. Also home of the history filter options that trend and changes share.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/store/history.h"
+#include "harness/store/render.h"
+#include "harness/util/error.h"
+
+namespace attnprof::cli {
+
+void add_history_filters(CLI::App& sub, HistoryFilterText& f) {
+  sub.add_option("--kernel", f.kernel, "Only this kernel (e.g. sdpa.flash)");
+  sub.add_option("--metric", f.metric,
+                 "Metric name or glob (default summary.median_ns; also summary.* fields and the "
+                 "run's named metrics, e.g. throughput.tflops)");
+  sub.add_option("--branch", f.branch, "Only runs on this branch");
+  sub.add_option("--commits", f.commits, "Commit range A..B (prefixes; either end may be empty)");
+  sub.add_option("--since", f.since, "Runs started at or after: YYYY-MM-DD[THH:MM[:SS]] or Nd");
+  sub.add_option("--until", f.until, "Runs started at or before: YYYY-MM-DD[THH:MM[:SS]] or Nd");
+  sub.add_option("--env", f.env, "Environment fingerprint (prefix)");
+  sub.add_option("--last", f.last, "Only the newest N runs of each case");
+}
+
+store::HistoryFilter to_filter(const HistoryFilterText& t) {
+  store::HistoryFilter f;
+  f.case_glob = t.case_glob.empty() ? "*" : t.case_glob;
+  f.kernel = t.kernel;
+  if (!t.metric.empty()) f.metric = t.metric;
+  f.branch = t.branch;
+  f.env_fingerprint = t.env;
+  if (t.last) f.last = *t.last;
+  if (!t.commits.empty()) {
+    auto dots = t.commits.find("..");
+    if (dots == std::string::npos)
+      throw util::InputError(util::Diagnostic{
+          "--commits", 0, 0, fmt::format("\"{}\" is not a range A..B", t.commits)});
+    f.commit_from = t.commits.substr(0, dots);
+    f.commit_to = t.commits.substr(dots + 2);
+  }
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  auto time = [&](const std::string& text, const char* flag) -> std::optional<std::int64_t> {
+    if (text.empty()) return std::nullopt;
+    auto v = store::parse_time(text, now);
+    if (!v)
+      throw util::InputError(util::Diagnostic{
+          flag, 0, 0,
+          fmt::format("\"{}\" is not a date (YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS][Z]) or Nd", text)});
+    return v;
+  };
+  f.since_ns = time(t.since, "--since");
+  f.until_ns = time(t.until, "--until");
+  return f;
+}
+
+store::Format parse_format_option(const std::string& text) {
+  auto f = store::parse_format(text);
+  if (!f)
+    throw util::InputError(util::Diagnostic{
+        "--format", 0, 0, fmt::format("unknown format \"{}\" (table, csv or json)", text)});
+  return *f;
+}
+
+Action setup_history(CLI::App& sub) {
+  struct Opts {
+    std::string db, format = "table";
+    HistoryFilterText filter;
+  };
+  auto o = std::make_shared<Opts>();
+  add_db_option(sub, o->db);
+  sub.add_option("--case", o->filter.case_glob, "Case key glob (default: every case)");
+  add_history_filters(sub, o->filter);
+  sub.add_option("--format", o->format, "table, csv or json");
+  return [o] {
+    const auto format = parse_format_option(o->format);
+    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    fmt::print("{}", store::format_history(store::history(db, to_filter(o->filter)), format));
+    return 0;
+  };
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,32 @@
+// attnprof merge A.db B.db... -o history.db: fold sharded CI results into one history. Runs are
+// keyed by id, so merging a shard twice adds its runs once.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/store/database.h"
+
+namespace attnprof::cli {
+
+Action setup_merge(CLI::App& sub) {
+  struct Opts {
+    std::vector<std::string> inputs;
+    std::string output;
+  };
+  auto o = std::make_shared<Opts>();
+  sub.add_option("inputs", o->inputs, "Databases to fold in")->required();
+  sub.add_option("-o,--output", o->output, "The history to fold them into (created if absent)")
+      ->required();
+  return [o] {
+    auto out = store::Database::open(o->output);
+    for (const auto& in : o->inputs) {
+      auto s = out.merge_from(in);
+      fmt::print("{}: {} runs added, {} already present, {} verdicts, {} annotations\n", in,
+                 s.runs_added, s.runs_present, s.verdicts_added, s.annotations_added);
+    }
+    return 0;
+  };
+}
+
+}  // namespace attnprof::cli

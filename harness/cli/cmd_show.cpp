@@ -1,0 +1,56 @@
+// attnprof show RUN: a stored run (latest, an id or a unique prefix): its header, its cases, its
+// verdicts and annotations, and with --case the cost matrix of each matching case.
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/store/database.h"
+#include "harness/store/render.h"
+#include "harness/util/error.h"
+
+namespace attnprof::cli {
+
+Action setup_show(CLI::App& sub) {
+  struct Opts {
+    std::string db, run = "latest", case_glob;
+  };
+  auto o = std::make_shared<Opts>();
+  add_db_option(sub, o->db);
+  sub.add_option("run", o->run, "latest (default), a run id or a unique prefix of one");
+  sub.add_option("--case", o->case_glob, "Print the cost matrix of the cases matching this glob");
+  return [o] {
+    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    auto run = db.load_run(o->run);
+    if (!run)
+      throw util::InputError(util::Diagnostic{
+          o->db, 0, 0, fmt::format("no run \"{}\" (try `attnprof history` for ids)", o->run)});
+    fmt::print("{}", store::format_run(*run));
+    auto verdicts = db.verdicts(run->id);
+    if (!verdicts.empty()) {
+      fmt::print("\nverdicts\n");
+      for (const auto& v : verdicts)
+        fmt::print("  {}  {}{}{}\n", v.case_key, v.verdict,
+                   v.ratio ? fmt::format("  x{:.3f}", *v.ratio) : "",
+                   v.detail.empty() ? "" : "  " + v.detail);
+    }
+    for (const auto& a : db.annotations(run->id))
+      fmt::print("\nannotation: {} {} by {}: {}\n", store::to_string(a.kind), a.case_glob,
+                 a.author, a.reason);
+    if (o->case_glob.empty()) return 0;
+    int shown = 0;
+    for (const auto& c : run->cases) {
+      if (sqlite3_strglob(o->case_glob.c_str(), c.spec.key.c_str()) != 0) continue;
+      fmt::print("\n{}", store::format_cost_matrix(c));
+      ++shown;
+    }
+    if (shown == 0)
+      throw util::InputError(util::Diagnostic{
+          "--case", 0, 0,
+          fmt::format("no case of run {} matches \"{}\"", run->id.substr(0, 8), o->case_glob)});
+    return 0;
+  };
+}
+
+}  // namespace attnprof::cli

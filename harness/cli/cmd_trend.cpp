@@ -1,0 +1,49 @@
+// attnprof trend CASE: a case's metric over its history as a terminal sparkline, one line per
+// (case, metric, environment): never mixes machines in one line.
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "harness/cli/commands.h"
+#include "harness/store/history.h"
+#include "harness/store/render.h"
+
+namespace attnprof::cli {
+
+Action setup_trend(CLI::App& sub) {
+  struct Opts {
+    std::string db;
+    HistoryFilterText filter;
+  };
+  auto o = std::make_shared<Opts>();
+  add_db_option(sub, o->db);
+  sub.add_option("case", o->filter.case_glob, "Case key or glob")->required();
+  add_history_filters(sub, o->filter);
+  return [o] {
+    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    std::map<std::tuple<std::string, std::string, std::string>, std::vector<store::HistoryRow>>
+        series;
+    for (auto& r : store::history(db, to_filter(o->filter)))
+      series[{r.case_key, r.metric, r.env_fingerprint}].push_back(std::move(r));
+    if (series.empty()) {
+      fmt::print("no history for \"{}\"\n", o->filter.case_glob);
+      return 0;
+    }
+    for (const auto& [key, rows] : series) {
+      std::vector<double> v;
+      for (const auto& r : rows) v.push_back(r.value);
+      const auto& [case_key, metric, env] = key;
+      const bool ns = metric.ends_with("_ns");
+      auto show = [&](double x) { return ns ? store::format_duration_ns(x) : fmt::format("{:.4g}", x); };
+      fmt::print("{}  [{} env {}]\n  {}  {} -> {} ({:+.1f}%), {} runs, {}..{}\n", case_key,
+                 metric, env, store::sparkline(v), show(v.front()), show(v.back()),
+                 v.front() != 0 ? 100 * (v.back() / v.front() - 1) : 0.0, v.size(),
+                 rows.front().git_commit.substr(0, 12), rows.back().git_commit.substr(0, 12));
+    }
+    return 0;
+  };
+}
+
+}  // namespace attnprof::cli
