@@ -1,0 +1,45 @@
+// The device side of a traced pass. DeviceTracer is what the CPU tracer talks to (start, one
+// external-correlation push/pop per op, stop); CuptiTracer is the one class in attnprof that
+// calls CUPTI's Activity API. Tests replace it with a fake that feeds packed records through
+// process_buffer (cupti_records.h), as kineto's tests do with MockCuptiActivities.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "harness/trace/cupti_records.h"
+
+namespace attnprof::trace {
+
+class DeviceTracer {
+ public:
+  virtual ~DeviceTracer() = default;
+  // Registers buffers and enables the activity kinds; throws util::EnvironmentError on failure.
+  virtual void start() = 0;
+  // Called from RecordFunction callbacks on any thread, so they never throw; failures are
+  // counted and reported by stop() as notes.
+  virtual void push_external_id(std::uint64_t id) noexcept = 0;
+  virtual void pop_external_id() noexcept = 0;
+  // The clock device records use; CPU timestamps come from it so both line up.
+  virtual std::uint64_t timestamp_ns() noexcept = 0;
+  // Waits for the device, flushes every buffer, disables the kinds and returns what was recorded,
+  // with external ids resolved.
+  virtual DeviceRecords stop() = 0;
+};
+
+// CUPTI Activity API tracer: CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME, DRIVER and
+// EXTERNAL_CORRELATION, 4 MiB 8-byte-aligned buffers, dropped-record counts. Activity state is
+// process-global in CUPTI, so only one CuptiTracer may be started at a time (a second start
+// throws). Never construct one where device_tracing_available() is false.
+std::unique_ptr<DeviceTracer> make_cupti_tracer();
+
+// True when a CUDA device is present (cudaGetDeviceCount > 0). Otherwise false with the reason,
+// e.g. "no GPU: cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime
+// version". Calls no CUPTI function: several crash without a driver.
+bool device_tracing_available(std::string* why_not);
+
+// "CUPTI_ERROR_UNKNOWN" style text for a CUptiResult.
+std::string cupti_error_string(CUptiResult rc);
+
+}  // namespace attnprof::trace

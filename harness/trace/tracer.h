@@ -1,0 +1,39 @@
+// record(): one traced pass of a body (DESIGN.md, "Tracing and the cost matrix"). ATen ops come
+// from RecordFunction callbacks (name, input shapes and dtypes, nesting, CPU self and total
+// time), memory from an allocator reporter (bytes allocated and freed per op, peak), device work
+// from CUPTI where a GPU is present, each kernel mapped to the op that launched it through an
+// external correlation id. This header includes no LibTorch or CUDA header.
+//
+// Never enables the LibTorch (Kineto) profiler: CUPTI activity tracing has one client per
+// process on CUDA 13.0 drivers. It also shares the thread-local PROFILER_STATE slot with
+// Kineto's memory reporting, so do not call record() inside torch.profiler.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "harness/trace/model.h"
+
+namespace attnprof::trace {
+
+struct Options {
+  bool device = false;  // CUPTI activity tracing; only where a GPU is present, else a note says why
+  bool memory = true;   // allocator reports: bytes per op, peak
+  bool hardware_counters = false;  // DRAM bytes and GPU time via the range profiler, in a
+                                   // separate pass of the body (GPU only)
+};
+
+// Runs body once under the tracer(s) and returns what was recorded. Not reentrant: one record()
+// at a time per process. Exceptions from body propagate after the tracers are removed.
+Trace record(const std::function<void()>& body, const Options& options);
+
+class DeviceTracer;  // cupti_tracer.h
+// The same, with the device side given (tests pass a fake that feeds CUPTI records); device may be
+// null for a CPU-only pass. options.device is ignored.
+Trace record(const std::function<void()>& body, const Options& options, DeviceTracer* device);
+
+// True where device tracing can run (a CUDA device is present and attnprof was built with
+// CUPTI); otherwise false and *why_not says why. Calls no CUPTI function.
+bool device_tracing_available(std::string* why_not);
+
+}  // namespace attnprof::trace

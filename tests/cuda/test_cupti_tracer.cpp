@@ -1,0 +1,31 @@
+// trace::device_tracing_available on a machine without a GPU, and the guarantee the runner
+// relies on: the check itself calls no CUPTI function and does not crash.
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include "harness/trace/cupti_tracer.h"
+
+using namespace attnprof;
+
+TEST_SUITE("trace::CuptiTracer") {
+  TEST_CASE("availability agrees with cudaGetDeviceCount and says why not") {
+    int count = 0;
+    const bool gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    std::string why;
+    CHECK(trace::device_tracing_available(&why) == gpu);
+    if (gpu) {
+      CHECK(why.empty());
+    } else {
+      CHECK(why.rfind("no GPU: cudaGetDeviceCount", 0) == 0);
+      CHECK(why.size() > std::string("no GPU: cudaGetDeviceCount").size());
+    }
+    // Null is allowed for callers that only want the answer.
+    CHECK(trace::device_tracing_available(nullptr) == gpu);
+  }
+
+  TEST_CASE("CUPTI error strings name the error") {
+    CHECK(trace::cupti_error_string(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) ==
+          "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+  }
+}

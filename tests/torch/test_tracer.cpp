@@ -1,0 +1,266 @@
+// trace::record on real ATen ops on the CPU: op names, nesting, shapes and dtypes, self vs total
+// time, memory per op, and (with CUPTI built) kernel-to-op mapping through a fake device tracer
+// that answers each pushed external id with a packed CUPTI kernel record.
+// LibTorch first: c10/util/Logging.h defines glog-style CHECK macros that would silently
+// replace doctest's (aborting instead of failing a test); doctest's definitions must win.
+#include <ATen/ATen.h>
+#include <ATen/record_function.h>
+#undef CHECK
+#undef CHECK_EQ
+#undef CHECK_NE
+#undef CHECK_LE
+#undef CHECK_LT
+#undef CHECK_GE
+#undef CHECK_GT
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "harness/costmatrix/cost_matrix.h"
+#include "harness/trace/tracer.h"
+
+#ifdef ATTNPROF_HAVE_CUPTI
+#include <cstring>
+#include <mutex>
+
+#include "harness/trace/cupti_tracer.h"
+#endif
+
+using namespace attnprof;
+
+namespace {
+
+std::vector<std::size_t> find_ops(const trace::Trace& t, const std::string& name) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < t.ops.size(); ++i)
+    if (t.ops[i].name == name) out.push_back(i);
+  return out;
+}
+
+// Tensor-scalar ops (x * 2) call the tensor-tensor overload, nested under the same name: count
+// only the outermost.
+std::vector<std::size_t> top_ops(const trace::Trace& t, const std::string& name) {
+  std::vector<std::size_t> out;
+  for (auto i : find_ops(t, name))
+    if (t.ops[i].parent < 0) out.push_back(i);
+  return out;
+}
+
+bool descends_from(const trace::Trace& t, std::size_t i, const std::string& ancestor) {
+  for (auto a = t.ops[i].parent; a >= 0; a = t.ops[a].parent)
+    if (t.ops[a].name == ancestor) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_SUITE("trace::Tracer") {
+  TEST_CASE("records ATen ops with shapes, dtypes, nesting and times") {
+    const auto q = at::randn({1, 2, 8, 4});
+    const auto k = at::randn({1, 2, 8, 4});
+    const auto t = trace::record([&] { (void)at::matmul(q, k.transpose(-2, -1)).softmax(-1); },
+                                 trace::Options{});
+    const auto matmuls = find_ops(t, "aten::matmul");
+    REQUIRE(matmuls.size() == 1);
+    const auto& mm = t.ops[matmuls[0]];
+    CHECK(mm.input_shapes == "[[1, 2, 8, 4], [1, 2, 4, 8]]");
+    CHECK(mm.input_dtypes == "[float, float]");
+    CHECK(mm.parent == -1);
+    CHECK(mm.end_ns >= mm.start_ns);
+    // matmul on 4-d inputs goes through bmm, nested under it.
+    const auto bmms = find_ops(t, "aten::bmm");
+    REQUIRE_FALSE(bmms.empty());
+    CHECK(descends_from(t, bmms[0], "aten::matmul"));
+    const auto& bmm = t.ops[bmms[0]];
+    CHECK(bmm.start_ns >= mm.start_ns);
+    CHECK(bmm.end_ns <= mm.end_ns);
+    const auto softmax = find_ops(t, "aten::softmax");
+    REQUIRE(softmax.size() == 1);
+    CHECK(t.ops[softmax[0]].input_shapes == "[[1, 2, 8, 8], [], []]");
+    CHECK(t.ops[softmax[0]].input_dtypes == "[float, Int, None]");
+    CHECK(t.start_ns <= mm.start_ns);
+    CHECK(t.end_ns >= t.ops[softmax[0]].end_ns);
+    CHECK_FALSE(t.device_traced);
+  }
+
+  TEST_CASE("the cost matrix from a real trace: self <= total, children inside parents") {
+    const auto a = at::randn({64, 64});
+    const auto t = trace::record([&] { (void)at::matmul(a, a).relu(); }, trace::Options{});
+    const auto rows = costmatrix::build(t);
+    REQUIRE_FALSE(rows.empty());
+    double self = 0;
+    for (const auto& r : rows) {
+      CHECK(r.cpu_self_ns <= r.cpu_total_ns);
+      CHECK(r.calls >= 1);
+      self += r.cpu_self_ns;
+    }
+    // Self times partition the top-level ops' time.
+    double top = 0;
+    for (const auto& op : t.ops)
+      if (op.parent < 0) top += double(op.end_ns - op.start_ns);
+    CHECK(self == doctest::Approx(top));
+  }
+
+  TEST_CASE("user scopes appear as ops and parent what runs inside them") {
+    const auto x = at::randn({4, 4});
+    const auto t = trace::record(
+        [&] {
+          RECORD_USER_SCOPE("attnprof::attention");
+          (void)(x + x);
+        },
+        trace::Options{});
+    const auto scopes = find_ops(t, "attnprof::attention");
+    REQUIRE(scopes.size() == 1);
+    const auto adds = find_ops(t, "aten::add");
+    REQUIRE(adds.size() == 1);
+    CHECK(t.ops[adds[0]].parent == static_cast<std::int64_t>(scopes[0]));
+    CHECK(costmatrix::share_of(t, "attnprof::attention") == doctest::Approx(1.0));
+  }
+
+  TEST_CASE("memory: bytes allocated per op and the peak") {
+    const auto x = at::randn({256, 256});  // 256 KiB of float
+    const auto t = trace::record(
+        [&] {
+          auto y = x * 2;  // allocates 256 KiB
+          auto z = y + 1;  // another 256 KiB while y is alive
+          (void)z;
+        },
+        trace::Options{});
+    const auto muls = top_ops(t, "aten::mul");
+    REQUIRE(muls.size() == 1);
+    // The allocation happens in the innermost op (the tensor-tensor mul) and is attributed there.
+    std::int64_t mul_bytes = 0;
+    for (auto i : find_ops(t, "aten::mul")) mul_bytes += t.ops[i].bytes_allocated;
+    CHECK(mul_bytes >= 256 * 256 * 4);
+    CHECK(mul_bytes < 2 * 256 * 256 * 4);
+    REQUIRE(t.peak_bytes.count("cpu") == 1);
+    CHECK(t.peak_bytes.at("cpu") >= 2 * 256 * 256 * 4);
+    // y and z are freed at the end of the body, outside any op.
+    std::int64_t freed = 0;
+    for (const auto& m : t.memory)
+      if (m.bytes < 0) freed += -m.bytes;
+    CHECK(freed >= 2 * 256 * 256 * 4);
+  }
+
+  TEST_CASE("memory off: no reports") {
+    const auto x = at::randn({64, 64});
+    trace::Options o;
+    o.memory = false;
+    const auto t = trace::record([&] { (void)(x * 2); }, o);
+    CHECK(t.memory.empty());
+    CHECK(t.peak_bytes.empty());
+    CHECK_FALSE(find_ops(t, "aten::mul").empty());
+  }
+
+  TEST_CASE("callbacks are removed afterwards, also when the body throws") {
+    const auto x = at::randn({4});
+    CHECK_THROWS_AS(trace::record([] { throw std::runtime_error("boom"); }, trace::Options{}),
+                    std::runtime_error);
+    CHECK_FALSE(at::hasGlobalCallbacks());
+    auto t = trace::record([&] { (void)(x + 1); }, trace::Options{});
+    CHECK(top_ops(t, "aten::add").size() == 1);
+    // No global RecordFunction callback is left behind (no one else adds any in this binary).
+    CHECK_FALSE(at::hasGlobalCallbacks());
+  }
+
+  TEST_CASE("without a GPU, device tracing is not run and the trace says why") {
+    std::string why;
+    if (trace::device_tracing_available(&why)) return;  // a GPU machine: tests/device covers it
+    trace::Options o;
+    o.device = true;
+    o.hardware_counters = true;
+    const auto x = at::randn({4});
+    const auto t = trace::record([&] { (void)(x + 1); }, o);
+    CHECK_FALSE(t.device_traced);
+    CHECK(t.device.empty());
+    REQUIRE(t.notes.size() == 2);
+    CHECK(t.notes[0] == why + ": device tracing not run");
+    CHECK(t.notes[1] == why + ": hardware counters not collected");
+    CHECK(why.rfind("no GPU", 0) == 0);
+  }
+
+#ifdef ATTNPROF_HAVE_CUPTI
+  // Answers each pushed external id with one kernel record, as CUPTI would after a launch inside
+  // that op, and hands them back through the same buffer walk the real tracer uses.
+  class FakeDevice final : public trace::DeviceTracer {
+   public:
+    void start() override { started = true; }
+    void push_external_id(std::uint64_t id) noexcept override {
+      std::lock_guard lock(m);
+      stack.push_back(id);
+      ++corr;
+      CUpti_ActivityExternalCorrelation x;
+      std::memset(&x, 0, sizeof x);
+      x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+      x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+      x.externalId = id;
+      x.correlationId = corr;
+      put(x);
+      CUpti_ActivityKernel10 k;
+      std::memset(&k, 0, sizeof k);
+      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+      k.name = "fake_kernel";
+      k.correlationId = corr;
+      k.start = 1000 * corr;
+      k.end = 1000 * corr + 10;
+      k.gridX = k.gridY = k.gridZ = 1;
+      k.blockX = 32;
+      k.blockY = k.blockZ = 1;
+      put(k);
+    }
+    void pop_external_id() noexcept override {
+      std::lock_guard lock(m);
+      if (!stack.empty()) stack.pop_back();
+      else ++unbalanced;
+    }
+    std::uint64_t timestamp_ns() noexcept override { return ++clock; }
+    trace::DeviceRecords stop() override {
+      trace::DeviceRecords r;
+      trace::process_buffer(reinterpret_cast<std::uint8_t*>(words.data()), size, r);
+      r.resolve();
+      return r;
+    }
+    template <class T>
+    void put(const T& rec) {
+      const std::size_t at = (size + 7) & ~std::size_t{7};
+      words.resize((at + sizeof(T) + 7) / 8);
+      std::memcpy(reinterpret_cast<std::uint8_t*>(words.data()) + at, &rec, sizeof(T));
+      size = at + sizeof(T);
+    }
+    std::mutex m;
+    std::vector<std::uint64_t> stack;
+    std::vector<std::uint64_t> words;
+    std::size_t size = 0;
+    std::uint32_t corr = 0;
+    std::uint64_t clock = 0;
+    int unbalanced = 0;
+    bool started = false;
+  };
+
+  TEST_CASE("each kernel maps to the op whose external id was pushed; push and pop balance") {
+    FakeDevice dev;
+    const auto a = at::randn({8, 8});
+    const auto t = trace::record([&] { (void)at::mm(a, a).relu(); }, trace::Options{}, &dev);
+    CHECK(dev.started);
+    CHECK(dev.stack.empty());
+    CHECK(dev.unbalanced == 0);
+    CHECK(t.device_traced);
+    REQUIRE(t.device.size() == t.ops.size());  // one fake kernel per op
+    for (const auto& d : t.device) {
+      REQUIRE(d.op >= 0);
+      CHECK(t.ops[d.op].external_id == d.external_id);
+    }
+    const auto rows = costmatrix::build(t);
+    for (const auto& r : rows) {
+      CHECK(r.launches == r.calls);
+      CHECK(r.device_self_ns == doctest::Approx(10.0 * r.calls));
+      const std::vector<std::pair<std::string, int>> expected{{"fake_kernel", r.calls}};
+      CHECK(r.kernels == expected);
+    }
+    // CPU timestamps came from the device tracer's clock.
+    CHECK(t.start_ns >= 1);
+    CHECK(t.end_ns <= dev.clock);
+  }
+#endif
+}
