@@ -3,12 +3,26 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 namespace attnprof::scenario {
 
 void Diags::error(const core::SourceLoc& at, std::string message) {
+  ++m_calls;
   util::Diagnostic d{at.file, at.line, at.col, std::move(message)};
   if (m_seen.insert(d.to_string()).second) m_list.push_back(std::move(d));
+}
+
+void Diags::sort() {
+  std::vector<std::string> files;
+  for (const auto& d : m_list)
+    if (std::find(files.begin(), files.end(), d.file) == files.end()) files.push_back(d.file);
+  auto rank = [&](const util::Diagnostic& d) {
+    return std::find(files.begin(), files.end(), d.file) - files.begin();
+  };
+  std::stable_sort(m_list.begin(), m_list.end(), [&](const auto& a, const auto& b) {
+    return std::tuple(rank(a), a.line, a.col) < std::tuple(rank(b), b.line, b.col);
+  });
 }
 
 int edit_distance(std::string_view a, std::string_view b) {

@@ -19,12 +19,19 @@ class Diags {
   void error(const core::SourceLoc& at, std::string message);
   bool empty() const { return m_list.empty(); }
   std::size_t size() const { return m_list.size(); }
+  // Every error() call, repeats included: "did this step fail?" is count() before != after,
+  // which size() cannot tell when the failure repeats one already reported.
+  std::size_t count() const { return m_calls; }
+  // Orders the diagnostics by file (in order of first appearance), line and column, so they
+  // read top to bottom whatever order the checks ran in.
+  void sort();
   const std::vector<util::Diagnostic>& list() const { return m_list; }
   [[noreturn]] void raise() const { throw util::InputError(m_list); }
 
  private:
   std::vector<util::Diagnostic> m_list;
   std::set<std::string> m_seen;
+  std::size_t m_calls = 0;
 };
 
 // Optimal-string-alignment distance (Levenshtein plus adjacent transpositions, so "haeds" is

@@ -89,8 +89,9 @@ class Loader {
   }
 
   void add_text(std::string_view text, const std::string& file) {
+    std::size_t before = m_diags.count();
     Node root = parse_yaml(text, file, m_diags);
-    if (root.kind == Node::Kind::null && !m_diags.empty()) return;  // syntax error, reported
+    if (m_diags.count() != before) return;  // a syntax error, reported
     std::vector<std::string> stack{canonical(file)};
     root = resolve_extends(std::move(root), file, stack);
     expand_suite(root, file);
@@ -98,6 +99,7 @@ class Loader {
 
   Suite finish(std::vector<std::string> files) {
     check_unique_keys();
+    m_diags.sort();
     if (!m_diags.empty()) m_diags.raise();
     return Suite{std::move(m_cases), std::move(files)};
   }
@@ -149,9 +151,9 @@ class Loader {
         m_diags.error(b->loc, fmt::format("extends: {}: cannot open file", path));
         continue;
       }
-      std::size_t before = m_diags.size();
+      std::size_t before = m_diags.count();
       Node base = parse_yaml(text, path, m_diags);
-      if (m_diags.size() != before) continue;
+      if (m_diags.count() != before) continue;
       if (!base.is_map()) {
         m_diags.error(base.loc, fmt::format("a scenario must be a mapping, {}", got(base)));
         continue;
@@ -239,8 +241,12 @@ class Loader {
         m_diags.error(exclude->loc,
                       fmt::format("exclude: expected a list of mappings, {}", got(*exclude)));
       else
-        for (const auto& e : exclude->items)
-          if (check_map(e, "exclude entry", axis_keys, m_diags)) excludes.push_back(&e);
+        for (const auto& e : exclude->items) {
+          std::size_t before = m_diags.count();
+          // One with a misspelt key is reported, not used: it would also "match no case".
+          if (check_map(e, "exclude entry", axis_keys, m_diags) && m_diags.count() == before)
+            excludes.push_back(&e);
+        }
     }
     expand_matrix(ctx, name, eff, wl.loc, excludes);
 
@@ -395,7 +401,7 @@ class Loader {
       auto it = chosen.find(k);
       return it != chosen.end() ? it->second : eff.find(k);
     };
-    const std::size_t errors_before = d.size();
+    const std::size_t errors_before = d.count();
     core::Case c;
     c.suite = ctx.name;
     c.workload = workload;
@@ -481,7 +487,7 @@ class Loader {
         d.error(q_len->loc, fmt::format("q_len {} exceeds kv_len {}", c.q_len, c.kv_len));
     }
     if (const Node* sl = get("seq_lens")) read_seq_lens(*sl, batch, c, len_node);
-    if (c.phase == core::Phase::prefill && c.q_len == 0 && d.size() == errors_before)
+    if (c.phase == core::Phase::prefill && c.q_len == 0 && d.count() == errors_before)
       d.error(loc, "prefill needs seq_len");
     if (c.model.max_positions > 0 && c.kv_len > c.model.max_positions)
       d.error(len_node ? len_node->loc : loc,
@@ -499,7 +505,7 @@ class Loader {
       if (auto v = read_int(*s, "seed", 0, std::numeric_limits<long long>::max(), d))
         c.seed = static_cast<std::uint64_t>(*v);
 
-    if (d.size() != errors_before) return;
+    if (d.count() != errors_before) return;
     c.key = case_key(c);
     m_cases.push_back(std::move(c));
   }

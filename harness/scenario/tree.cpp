@@ -122,7 +122,17 @@ Node merge(const Node& base, const Node& over) {
   if (!base.is_map() || !over.is_map()) return over;
   Node r = base;
   r.loc = over.loc;
+  // Keys that are two spellings of one setting (measure: warmup: 200ms or warmup_ms: 200): a
+  // workload that overrides in the other spelling replaces the scenario's value.
+  static const std::pair<std::string_view, std::string_view> synonyms[] = {
+      {"warmup", "warmup_ms"}, {"time_budget", "timeout_s"}};
   for (const auto& e : over.items) {
+    for (auto [a, b] : synonyms) {
+      if (e.key == a || e.key == b) {
+        std::string_view other = e.key == a ? b : a;
+        std::erase_if(r.items, [&](const Node& x) { return x.key == other; });
+      }
+    }
     if (Node* mine = r.find(e.key)) {
       Node m = merge(*mine, e);
       m.key = e.key;
