@@ -48,6 +48,7 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
       line += r[i];
       if (i + 1 < r.size()) line += std::string(width[i] - cells(r[i]) + 2, ' ');
     }
+    line.erase(line.find_last_not_of(' ') + 1);
     out += line + "\n";
   }
   return out;

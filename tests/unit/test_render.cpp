@@ -73,7 +73,7 @@ TEST_SUITE("store::render") {
           "m/k: 2 ops, ranked by device self time\n"
           "op             calls  cpu self  cpu total  dev self  dev total  share  alloc  kernels  shapes\n"
           "aten::bmm      2      1.5 us    0 ns       6 us      0 ns       75.0%  0      2/2      [[1,2],[2,3]]\n"
-          "aten::softmax  1      0 ns      0 ns       2 us      0 ns       25.0%  0      0/0      \n");
+          "aten::softmax  1      0 ns      0 ns       2 us      0 ns       25.0%  0      0/0\n");
   }
 
   TEST_CASE("times: printed in UTC, read as dates, date-times or days ago") {
