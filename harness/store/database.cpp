@@ -74,6 +74,26 @@ void set_busy_timeout(sql::Connection& db, std::chrono::milliseconds t) {
   db.check(sqlite3_busy_timeout(db.get(), static_cast<int>(t.count())), "sqlite3_busy_timeout");
 }
 
+// Version check, WAL, pragmas, migrations; returns the version the file was at.
+int setup_read_write(sql::Connection& db) {
+  const int v = check_version(db);
+  // WAL: readers never block the writer and a killed writer leaves only an uncommitted WAL
+  // tail, which the next open discards. synchronous=NORMAL keeps that guarantee for process
+  // crashes (a power cut may lose the last commits, never consistency).
+  {
+    sql::Statement wal(db, "PRAGMA journal_mode = WAL");
+    std::string got = wal.step() ? wal.text(0) : "";
+    if (got != "wal")
+      throw util::EnvironmentError(
+          fmt::format("{}: cannot switch to WAL journal mode (got \"{}\"); is it on a network "
+                      "file system? Use a local disk",
+                      db.path(), got));
+  }
+  db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+  migrate(db);
+  return v;
+}
+
 const char* kRunColumns =
     "r.id, r.git_commit, r.git_branch, r.pr, r.ci_url, r.status, r.env_fingerprint, "
     "r.started_ns, r.ended_ns, (SELECT count(*) FROM cases c WHERE c.run_id = r.id)";
@@ -155,21 +175,20 @@ Database Database::open(const std::string& path, Mode mode, Options options) {
         "writable --db",
         path));
   set_busy_timeout(db, options.busy_timeout);
-  int v = check_version(db);
-  // WAL: readers never block the writer and a killed writer leaves only an uncommitted WAL
-  // tail, which the next open discards. synchronous=NORMAL keeps that guarantee for process
-  // crashes (a power cut may lose the last commits, never consistency).
-  {
-    sql::Statement wal(db, "PRAGMA journal_mode = WAL");
-    std::string got = wal.step() ? wal.text(0) : "";
-    if (got != "wal")
-      throw util::EnvironmentError(
-          fmt::format("{}: cannot switch to WAL journal mode (got \"{}\"); is it on a network "
-                      "file system? Use a local disk",
-                      path, got));
+  // Switching a new file to WAL needs a moment of exclusive access, and SQLite answers BUSY at
+  // once there (and during WAL recovery) instead of calling the busy handler: when several
+  // writers open a new file together, retry the setup until the busy timeout has passed.
+  const auto deadline = std::chrono::steady_clock::now() + options.busy_timeout;
+  int v = 0;
+  for (;;) {
+    try {
+      v = setup_read_write(db);
+      break;
+    } catch (const sql::BusyError&) {
+      if (std::chrono::steady_clock::now() >= deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
-  db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
-  migrate(db);
   return Database(std::move(db), mode, v);
 }
 

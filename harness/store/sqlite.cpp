@@ -125,7 +125,9 @@ Connection::~Connection() {
 }
 
 void Connection::fail(int rc, std::string_view call) const {
-  throw util::EnvironmentError(describe(m_path, rc, call, m_db ? sqlite3_errmsg(m_db) : nullptr));
+  std::string msg = describe(m_path, rc, call, m_db ? sqlite3_errmsg(m_db) : nullptr);
+  if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw BusyError(msg);
+  throw util::EnvironmentError(msg);
 }
 
 void Connection::exec(std::string_view sql) {
@@ -135,6 +137,7 @@ void Connection::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string msg = describe(m_path, rc, fmt::format("\"{}\"", s.substr(0, 60)), err);
     sqlite3_free(err);
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw BusyError(msg);
     throw util::EnvironmentError(msg);
   }
 }

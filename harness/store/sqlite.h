@@ -9,12 +9,20 @@
 #include <string>
 #include <string_view>
 
+#include "harness/util/error.h"
+
 namespace attnprof::store::sql {
 
 // Turns an SQLite result code into a message a user can act on, prefixed with the path.
 std::string describe(const std::string& path, int rc, std::string_view call, const char* errmsg);
 
 class Connection;
+
+// SQLITE_BUSY / SQLITE_LOCKED: the only failure worth retrying (see Database::open).
+class BusyError : public util::EnvironmentError {
+ public:
+  using util::EnvironmentError::EnvironmentError;
+};
 
 class Statement {
  public:
