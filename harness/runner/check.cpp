@@ -1,6 +1,7 @@
 #include "harness/runner/check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/kernel/registry.h"
 
