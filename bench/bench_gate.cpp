@@ -10,6 +10,7 @@
 // peer in the style of github-action-benchmark: alert when median ratio > 1 + tolerance.
 //
 //   build-*/bench/bench_gate [runs-per-cell=40] [cases-per-run=25] [samples=100] [resamples=10000]
+//                            [tolerance=0.05]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
   const int cases = argc > 2 ? std::atoi(argv[2]) : 25;
   const int n = argc > 3 ? std::atoi(argv[3]) : 100;
   const int resamples = argc > 4 ? std::atoi(argv[4]) : 10000;
-  const double tol = 0.05;
+  const double tol = argc > 5 ? std::atof(argv[5]) : 0.05;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("gate calibration: %d runs x %d cases per cell, %d samples per side, tolerance "
               "%.0f%%, 99%% CI, alpha 0.01 (BH), %d bootstrap resamples\n\n",
               runs, cases, n, tol * 100, resamples);
@@ -104,6 +106,7 @@ int main(int argc, char** argv) {
             }
             gate::Options o;
             o.resamples = resamples;
+            o.tolerance = tol;
             auto t0 = std::chrono::steady_clock::now();
             for (const auto& v : gate::compare(base, run, o)) boot.add(v.verdict);
             gate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
