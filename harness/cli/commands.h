@@ -19,6 +19,7 @@ Action setup_env(CLI::App&);
 Action setup_run(CLI::App&);
 Action setup_compare(CLI::App&);
 Action setup_validate(CLI::App&);
+Action setup_list(CLI::App&);
 Action setup_history(CLI::App&);
 Action setup_trend(CLI::App&);
 Action setup_show(CLI::App&);
@@ -42,6 +43,7 @@ inline std::span<const Command> commands() {
       {"run", "Run scenarios, check and measure each case, store the run", setup_run},
       {"compare", "Compare a run against a baseline; exit 1 on a regression", setup_compare},
       {"validate", "Check scenario files; print every error as file:line:col", setup_validate},
+      {"list", "List the expanded cases; --shard i/n shows one CI shard's", setup_list},
       {"env", "Describe this machine: CPU, LibTorch, CUDA, devices", setup_env},
       {"history", "Query stored history: a metric per case and run (table, CSV, JSON)",
        setup_history},

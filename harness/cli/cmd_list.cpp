@@ -1,0 +1,63 @@
+// attnprof list [SCENARIO...] [--shard i/n]: the expanded cases (the built-in smoke suite when
+// no file is given), one per line with the shape and the expected cost that balances shards.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/kernel/registry.h"
+#include "harness/scenario/scenario.h"
+#include "harness/util/error.h"
+
+namespace attnprof::cli {
+namespace {
+
+struct ListArgs {
+  std::vector<std::string> files;
+  std::string shard;
+  bool keys_only = false;
+};
+
+int list(const ListArgs& a) {
+  scenario::LoadOptions opts;
+  opts.kernels = kernel::registry().names();
+  scenario::Suite suite = a.files.empty() ? scenario::load_text(scenario::embedded_smoke_suite(),
+                                                                scenario::smoke_suite_name(), opts)
+                                          : scenario::load(a.files, opts);
+  std::vector<core::Case> cases = suite.cases;
+  if (!a.shard.empty()) {
+    auto [i, n] = scenario::parse_shard(a.shard);
+    cases = scenario::shard(cases, i, n);
+  }
+  if (a.keys_only) {
+    for (const auto& c : cases) fmt::print("{}\n", c.key);
+    return util::exit_pass;
+  }
+  std::size_t width = 3;
+  for (const auto& c : cases) width = std::max(width, c.key.size());
+  fmt::print("{:<{}}  {:<7}  {:>5}  {:>6}  {:>6}  {:<6}  {:>8}\n", "key", width, "device", "batch",
+             "q_len", "kv_len", "level", "est. s");
+  double total = 0;
+  for (const auto& c : cases) {
+    double cost = scenario::expected_cost(c);
+    total += cost;
+    fmt::print("{:<{}}  {:<7}  {:>5}  {:>6}  {:>6}  {:<6}  {:>8.2f}\n", c.key, width,
+               c.hardware.device, c.batch, c.q_len, c.kv_len, core::to_string(c.level), cost);
+  }
+  fmt::print("{} case{}{}, about {:.0f} s\n", cases.size(), cases.size() == 1 ? "" : "s",
+             a.shard.empty() ? "" : fmt::format(" in shard {}", a.shard), total);
+  return util::exit_pass;
+}
+
+}  // namespace
+
+Action setup_list(CLI::App& sub) {
+  auto a = std::make_shared<ListArgs>();
+  sub.add_option("files", a->files, "Scenario files (default: the built-in smoke suite)");
+  sub.add_option("--shard", a->shard, "Only the cases CI shard INDEX/COUNT runs, e.g. 2/4");
+  sub.add_flag("--keys", a->keys_only, "Print only the case keys");
+  return [a] { return list(*a); };
+}
+
+}  // namespace attnprof::cli
