@@ -12,7 +12,6 @@
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
-#include <fmt/format.h>
 
 #include <atomic>
 #include <chrono>

@@ -1,0 +1,77 @@
+// Overhead of the traced pass (trace::record: RecordFunction callbacks with shapes, memory
+// reporting) against the same call untraced, on the CPU, for a small SDPA and an eager attention
+// (matmul, softmax, matmul). Run: ninja -C build bench_torch_trace && build/bench/bench_torch_trace
+// Prints median wall time per call of each and the ratio; also how many ops one pass records.
+// printf, not fmt: LibTorch's include dir carries its own fmt (v12) headers, which shadow the
+// system fmt that attnprof links in any translation unit that includes LibTorch.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "harness/costmatrix/cost_matrix.h"
+#include "harness/trace/tracer.h"
+
+using namespace attnprof;
+
+namespace {
+
+double time_ns(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// The variants run interleaved (plain, traced, traced without memory, traced + cost matrix, then
+// again), so drift on a shared machine hits all of them alike.
+void compare(const char* name, const std::function<void()>& call, int reps) {
+  for (int i = 0; i < 20; ++i) call();  // warm up
+  trace::Options memory_on, memory_off;
+  memory_off.memory = false;
+  std::size_t ops = 0;
+  std::vector<double> plain, traced, traced_nomem, with_matrix;
+  for (int i = 0; i < reps; ++i) {
+    plain.push_back(time_ns(call));
+    traced.push_back(time_ns([&] { ops = trace::record(call, memory_on).ops.size(); }));
+    traced_nomem.push_back(time_ns([&] { trace::record(call, memory_off); }));
+    with_matrix.push_back(time_ns([&] { (void)costmatrix::build(trace::record(call, memory_on)); }));
+  }
+  const double p = median(plain), t = median(traced), n = median(traced_nomem),
+               m = median(with_matrix);
+  std::printf("%-24s untraced %9.1f us  traced %9.1f us (%.3fx)  no-memory %9.1f us (%.3fx)  "
+              "+cost matrix %9.1f us  %zu ops, %.2f us/op\n",
+              name, p / 1e3, t / 1e3, t / p, n / 1e3, n / p, m / 1e3, ops,
+              ops ? (t - p) / 1e3 / double(ops) : 0.0);
+}
+
+}  // namespace
+
+int main() {
+  at::set_num_threads(1);
+  at::manual_seed(0);
+  std::printf("intra-op threads: %d; medians of interleaved passes\n", at::get_num_threads());
+  for (auto [b, h, s, d] : {std::array<int, 4>{1, 8, 128, 64}, std::array<int, 4>{1, 8, 512, 64}}) {
+    const auto q = at::randn({b, h, s, d}), k = at::randn({b, h, s, d}), v = at::randn({b, h, s, d});
+    const double scale = 1.0 / std::sqrt(double(d));
+    const std::string shape =
+        "b" + std::to_string(b) + " h" + std::to_string(h) + " s" + std::to_string(s) + " d" +
+        std::to_string(d);
+    compare(("sdpa " + shape).c_str(),
+            [&] { (void)at::scaled_dot_product_attention(q, k, v); }, s > 256 ? 40 : 300);
+    compare(("eager " + shape).c_str(),
+            [&] { (void)at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * scale, -1), v); },
+            s > 256 ? 40 : 300);
+  }
+  return 0;
+}
