@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -56,8 +56,8 @@ core::Run make_run(int cases, int samples, std::int64_t started, std::mt19937& r
     cr.spec.kernel = "sdpa.flash";
     cr.spec.suite = "bench-model";
     for (int s = 0; s < samples; ++s)
-      cr.samples.push_back({static_cast<std::int64_t>(level * noise(rng)), started + s * 1000,
-                            1980.0, false});
+      cr.samples.push_back(
+          {static_cast<std::int64_t>(level * noise(rng)), started + s * 1000, 1980.0, false});
     std::vector<double> ns;
     for (const auto& s : cr.samples) ns.push_back(static_cast<double>(s.ns));
     cr.summary.n = samples;
@@ -122,9 +122,10 @@ int main(int argc, char** argv) {
     }
     db.connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
     const double bytes = static_cast<double>(db_bytes(big)) / reps;
-    fmt::print("write one run, 100 cases x 1,000 samples: median {:.0f} ms wall, {:.0f} ms CPU, of {} "
-               "({:.2f} M samples/s wall)\n",
-               median(write_ms), median(write_cpu), reps, 100'000 / median(write_ms) / 1e3);
+    fmt::print(
+        "write one run, 100 cases x 1,000 samples: median {:.0f} ms wall, {:.0f} ms CPU, of {} "
+        "({:.2f} M samples/s wall)\n",
+        median(write_ms), median(write_cpu), reps, 100'000 / median(write_ms) / 1e3);
     fmt::print("load that run back (every sample):        median {:.0f} ms wall, {:.0f} ms CPU\n",
                median(load_ms), median(load_cpu));
     fmt::print("database size per such run:               {:.2f} MB ({:.1f} bytes per sample)\n",
@@ -136,13 +137,15 @@ int main(int argc, char** argv) {
     auto db = store::Database::open(hist);
     auto t = Clock::now();
     for (int r = 0; r < history_runs; ++r)
-      db.write_run(make_run(4, 10, 1'000'000'000LL * r, rng, r < history_runs * 7 / 10 ? 50e3 : 55e3));
+      db.write_run(
+          make_run(4, 10, 1'000'000'000LL * r, rng, r < history_runs * 7 / 10 ? 50e3 : 55e3));
     const double fill_ms = ms_since(t);  // wall: includes the disk
     db.connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    fmt::print("\nhistory DB: {} runs x 4 cases x 10 samples written in {:.1f} s ({:.2f} ms/run), "
-               "{:.2f} KB per run\n",
-               history_runs, fill_ms / 1e3, fill_ms / history_runs,
-               static_cast<double>(db_bytes(hist)) / history_runs / 1e3);
+    fmt::print(
+        "\nhistory DB: {} runs x 4 cases x 10 samples written in {:.1f} s ({:.2f} ms/run), "
+        "{:.2f} KB per run\n",
+        history_runs, fill_ms / 1e3, fill_ms / history_runs,
+        static_cast<double>(db_bytes(hist)) / history_runs / 1e3);
     const std::string key = "bench-model/prefill/b2-s128-bf16-causal/sdpa.flash";
     std::vector<double> q_ms, last_ms, q_cpu, last_cpu;
     std::size_t rows = 0;
@@ -167,7 +170,8 @@ int main(int argc, char** argv) {
     auto changes = store::find_changes(db, {.case_glob = key, .branch = "main"});
     fmt::print("change points over those {} runs: {:.0f} ms wall, {:.0f} ms CPU, {} found", rows,
                ms_since(t), cpu_ms() - c, changes.size());
-    for (const auto& c : changes) fmt::print(" (at run {}, {:+.1f}%)", c.point.index, 100 * c.point.relative_change);
+    for (const auto& c : changes)
+      fmt::print(" (at run {}, {:+.1f}%)", c.point.index, 100 * c.point.relative_change);
     fmt::print("\n");
   }
   if (getenv("BENCH_KEEP")) return 0;

@@ -32,8 +32,7 @@ Action setup_export(CLI::App& sub) {
       s = store::export_jsonl(db, std::cout, rf);
     } else {
       std::ofstream out(o->output);
-      if (!out)
-        throw util::EnvironmentError(fmt::format("{}: cannot write the export", o->output));
+      if (!out) throw util::EnvironmentError(fmt::format("{}: cannot write the export", o->output));
       s = store::export_jsonl(db, out, rf);
     }
     fmt::print(stderr, "exported {} runs, {} annotations\n", s.runs, s.annotations);

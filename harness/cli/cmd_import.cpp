@@ -28,8 +28,7 @@ Action setup_import(CLI::App& sub) {
         s = store::import_jsonl(db, std::cin, "<stdin>");
       } else {
         std::ifstream file(in);
-        if (!file)
-          throw util::InputError(util::Diagnostic{in, 0, 0, "cannot read this file"});
+        if (!file) throw util::InputError(util::Diagnostic{in, 0, 0, "cannot read this file"});
         s = store::import_jsonl(db, file, in);
       }
       fmt::print("{}: {} runs imported, {} already present, {} annotations\n", in, s.runs,

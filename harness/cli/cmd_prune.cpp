@@ -35,8 +35,8 @@ Action setup_prune(CLI::App& sub) {
       p.older_than_ns = now - static_cast<std::int64_t>(*o->older_than_days * 86400e9);
     }
     p.dry_run = o->dry_run;
-    auto db = store::Database::open(o->db, o->dry_run ? store::Database::Mode::read_only
-                                                      : store::Database::Mode::read_write);
+    auto db = store::Database::open(
+        o->db, o->dry_run ? store::Database::Mode::read_only : store::Database::Mode::read_write);
     auto runs = db.prune(p);
     for (const auto& r : runs)
       fmt::print("{} {}  {}  {}  {}\n", o->dry_run ? "would prune" : "pruned", r.id,

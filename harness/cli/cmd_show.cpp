@@ -36,8 +36,8 @@ Action setup_show(CLI::App& sub) {
                    v.detail.empty() ? "" : "  " + v.detail);
     }
     for (const auto& a : db.annotations(run->id))
-      fmt::print("\nannotation: {} {} by {}: {}\n", store::to_string(a.kind), a.case_glob,
-                 a.author, a.reason);
+      fmt::print("\nannotation: {} {} by {}: {}\n", store::to_string(a.kind), a.case_glob, a.author,
+                 a.reason);
     if (o->case_glob.empty()) return 0;
     int shown = 0;
     for (const auto& c : run->cases) {

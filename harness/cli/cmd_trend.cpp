@@ -36,9 +36,11 @@ Action setup_trend(CLI::App& sub) {
       for (const auto& r : rows) v.push_back(r.value);
       const auto& [case_key, metric, env] = key;
       const bool ns = metric.ends_with("_ns");
-      auto show = [&](double x) { return ns ? store::format_duration_ns(x) : fmt::format("{:.4g}", x); };
-      fmt::print("{}  [{} env {}]\n  {}  {} -> {} ({:+.1f}%), {} runs, {}..{}\n", case_key,
-                 metric, env, store::sparkline(v), show(v.front()), show(v.back()),
+      auto show = [&](double x) {
+        return ns ? store::format_duration_ns(x) : fmt::format("{:.4g}", x);
+      };
+      fmt::print("{}  [{} env {}]\n  {}  {} -> {} ({:+.1f}%), {} runs, {}..{}\n", case_key, metric,
+                 env, store::sparkline(v), show(v.front()), show(v.back()),
                  v.front() != 0 ? 100 * (v.back() / v.front() - 1) : 0.0, v.size(),
                  rows.front().git_commit.substr(0, 12), rows.back().git_commit.substr(0, 12));
     }

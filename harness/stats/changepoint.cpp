@@ -60,9 +60,11 @@ Split best_split_ranked(const std::vector<std::pair<double, std::size_t>>& xr, i
     w_left += d_left;
     left.add(r, v, +1);
     const double m = static_cast<double>(tau), k = static_cast<double>(n - tau);
-    if (tau < static_cast<std::size_t>(min_segment) || n - tau < static_cast<std::size_t>(min_segment))
+    if (tau < static_cast<std::size_t>(min_segment) ||
+        n - tau < static_cast<std::size_t>(min_segment))
       continue;
-    const double e = 2 * between / (m * k) - w_left / (m * (m - 1) / 2) - w_right / (k * (k - 1) / 2);
+    const double e =
+        2 * between / (m * k) - w_left / (m * (m - 1) / 2) - w_right / (k * (k - 1) / 2);
     const double q = m * k / (m + k) * e;
     if (best.tau == 0 || q > best.q) best = {tau, q};
   }
@@ -114,9 +116,8 @@ double beta_cf(double a, double b, double x) {
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double front =
-      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-               b * std::log1p(-x));
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
   if (x < (a + 1) / (a + b + 2)) return front * beta_cf(a, b, x) / a;
   return 1 - front * beta_cf(b, a, 1 - x) / b;
 }
@@ -143,8 +144,7 @@ double welch_t_test(std::span<const double> a, std::span<const double> b) {
   const double va = var(a, ma) / a.size(), vb = var(b, mb) / b.size();
   if (va + vb == 0) return ma == mb ? 1 : 0;
   const double t = (ma - mb) / std::sqrt(va + vb);
-  const double df = (va + vb) * (va + vb) /
-                    (va * va / (a.size() - 1) + vb * vb / (b.size() - 1));
+  const double df = (va + vb) * (va + vb) / (va * va / (a.size() - 1) + vb * vb / (b.size() - 1));
   return 2 * student_t_cdf(-std::fabs(t), df);
 }
 
@@ -191,7 +191,8 @@ std::vector<ChangePoint> detect_change_points(std::span<const double> x,
   auto describe = [&](std::size_t i) {
     const std::size_t lo = i == 0 ? 0 : found[i - 1].index;
     const std::size_t hi = i + 1 == found.size() ? x.size() : found[i + 1].index;
-    auto before = x.subspan(lo, found[i].index - lo), after = x.subspan(found[i].index, hi - found[i].index);
+    auto before = x.subspan(lo, found[i].index - lo),
+         after = x.subspan(found[i].index, hi - found[i].index);
     ChangePoint cp;
     cp.index = found[i].index;
     cp.before_mean = mean(before);
@@ -206,8 +207,8 @@ std::vector<ChangePoint> detect_change_points(std::span<const double> x,
     for (std::size_t i = 0; i < found.size(); ++i) cps.push_back(describe(i));
     std::size_t weakest = cps.size();
     for (std::size_t i = 0; i < cps.size(); ++i) {
-      const bool fails = cps[i].p_value >= s.t_test_alpha ||
-                         std::fabs(cps[i].relative_change) < s.min_magnitude;
+      const bool fails =
+          cps[i].p_value >= s.t_test_alpha || std::fabs(cps[i].relative_change) < s.min_magnitude;
       if (fails && (weakest == cps.size() || cps[i].p_value > cps[weakest].p_value)) weakest = i;
     }
     if (weakest == cps.size()) return cps;

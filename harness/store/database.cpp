@@ -41,10 +41,10 @@ int check_version(sql::Connection& db) {
   const std::int64_t tables = st.int64(1);
   st.reset();
   if (v > schema::current_version)
-    throw util::EnvironmentError(fmt::format(
-        "{}: schema version {} is newer than this attnprof supports ({}); it was left "
-        "untouched: use a newer attnprof",
-        db.path(), v, schema::current_version));
+    throw util::EnvironmentError(
+        fmt::format("{}: schema version {} is newer than this attnprof supports ({}); it was left "
+                    "untouched: use a newer attnprof",
+                    db.path(), v, schema::current_version));
   if (v == 0 && tables > 0)
     throw util::EnvironmentError(fmt::format(
         "{}: a SQLite database but not an attnprof history (it has tables and no schema "
@@ -62,8 +62,8 @@ void migrate(sql::Connection& db) {
     try {
       db.exec(m.sql);
     } catch (const util::EnvironmentError& e) {
-      throw util::EnvironmentError(
-          fmt::format("{} (while migrating to schema version {}: {})", e.what(), m.version, m.what));
+      throw util::EnvironmentError(fmt::format("{} (while migrating to schema version {}: {})",
+                                               e.what(), m.version, m.what));
     }
     db.exec(fmt::format("PRAGMA user_version = {}", m.version));
     tx.commit();
@@ -117,9 +117,12 @@ RunInfo read_run_info(const sql::Statement& st) {
 
 const char* to_string(AnnotationKind k) {
   switch (k) {
-    case AnnotationKind::accept: return "accept";
-    case AnnotationKind::reset: return "reset";
-    case AnnotationKind::ignore: return "ignore";
+    case AnnotationKind::accept:
+      return "accept";
+    case AnnotationKind::reset:
+      return "reset";
+    case AnnotationKind::ignore:
+      return "ignore";
   }
   return "?";
 }
@@ -135,21 +138,22 @@ std::string new_run_id() {
   // the clock at the same instant must still differ.
   std::random_device rd;
   std::uint64_t hi = (std::uint64_t(rd()) << 32) | rd(), lo = (std::uint64_t(rd()) << 32) | rd();
-  hi = (hi & ~0xf000ull) | 0x4000ull;                        // version 4
-  lo = (lo & ~(3ull << 62)) | (2ull << 62);                  // variant 10
+  hi = (hi & ~0xf000ull) | 0x4000ull;        // version 4
+  lo = (lo & ~(3ull << 62)) | (2ull << 62);  // variant 10
   return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff,
                      hi & 0xffff, lo >> 48, lo & 0xffffffffffffull);
 }
 
-Database Database::open(const std::string& path, Mode mode) { return open(path, mode, Options{}); }
+Database Database::open(const std::string& path, Mode mode) {
+  return open(path, mode, Options{});
+}
 
 Database Database::open(const std::string& path, Mode mode, Options options) {
   if (mode == Mode::read_only) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
       throw util::EnvironmentError(fmt::format(
-          "{}: no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB",
-          path));
+          "{}: no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB", path));
     sql::Connection db(path, SQLITE_OPEN_READONLY);
     set_busy_timeout(db, options.busy_timeout);
     int v = check_version(db);
@@ -194,8 +198,7 @@ Database Database::open(const std::string& path, Mode mode, Options options) {
 
 void Database::require_writable(const char* what) const {
   if (m_mode == Mode::read_only)
-    throw util::EnvironmentError(
-        fmt::format("{}: opened read-only; cannot {}", m_db.path(), what));
+    throw util::EnvironmentError(fmt::format("{}: opened read-only; cannot {}", m_db.path(), what));
 }
 
 std::string Database::write_run(const core::Run& run) {
@@ -204,8 +207,8 @@ std::string Database::write_run(const core::Run& run) {
   for (const auto& c : run.cases)
     if (!keys.insert(c.spec.key).second)
       throw util::InputError(util::Diagnostic{
-          "run", 0, 0, fmt::format("two cases have the key \"{}\"; case keys must be unique",
-                                   c.spec.key)});
+          "run", 0, 0,
+          fmt::format("two cases have the key \"{}\"; case keys must be unique", c.spec.key)});
   const std::string id = run.id.empty() ? new_run_id() : run.id;
   const std::string fp = run.env.fingerprint();
 
@@ -331,10 +334,10 @@ std::optional<std::string> Database::resolve(const std::string& ref) {
   for (const auto& i : ids)
     if (i == ref) return i;
   if (ids.size() > 1)
-    throw util::InputError(util::Diagnostic{
-        "run", 0, 0,
-        fmt::format("\"{}\" matches several runs ({}, {}{}); give more of the id", ref, ids[0],
-                    ids[1], ids.size() > 2 ? ", ..." : "")});
+    throw util::InputError(
+        util::Diagnostic{"run", 0, 0,
+                         fmt::format("\"{}\" matches several runs ({}, {}{}); give more of the id",
+                                     ref, ids[0], ids[1], ids.size() > 2 ? ", ..." : "")});
   return ids[0];
 }
 
@@ -433,9 +436,7 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
   each(
       "SELECT case_id, name, value FROM metrics WHERE case_id IN "
       "(SELECT id FROM cases WHERE run_id = ?)",
-      [](core::CaseResult& cr, const sql::Statement& st) {
-        cr.metrics[st.text(1)] = st.real(2);
-      });
+      [](core::CaseResult& cr, const sql::Statement& st) { cr.metrics[st.text(1)] = st.real(2); });
   each(
       "SELECT case_id, op, input_shapes, parent, calls, cpu_self_ns, cpu_total_ns, "
       "device_self_ns, device_total_ns, share, bytes_allocated, kernels FROM cost_rows "
@@ -459,7 +460,9 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
 
 std::int64_t Database::add_annotation(const Annotation& a) {
   require_writable("add an annotation");
-  auto bad = [](std::string m) { return util::InputError(util::Diagnostic{"annotation", 0, 0, m}); };
+  auto bad = [](std::string m) {
+    return util::InputError(util::Diagnostic{"annotation", 0, 0, m});
+  };
   if (a.reason.empty()) throw bad("a reason is required");
   if (a.author.empty()) throw bad("an author is required");
   if (a.case_glob.empty()) throw bad("a case glob is required (\"*\" for every case)");
@@ -559,22 +562,20 @@ std::vector<RunInfo> Database::prune(const PrunePolicy& p) {
   std::vector<RunInfo> victims;
   {
     sql::Statement st(
-        m_db,
-        fmt::format("WITH ranked AS (SELECT id, ROW_NUMBER() OVER (PARTITION BY git_branch "
-                    "ORDER BY started_ns DESC, rowid DESC) AS rn FROM runs) "
-                    "SELECT {} FROM runs r JOIN ranked k ON k.id = r.id "
-                    "WHERE (?1 IS NULL OR k.rn > ?1) AND (?2 IS NULL OR r.started_ns < ?2) "
-                    "AND r.id NOT IN (SELECT run_id FROM annotations) "
-                    "ORDER BY r.started_ns, r.rowid",
-                    kRunColumns));
+        m_db, fmt::format("WITH ranked AS (SELECT id, ROW_NUMBER() OVER (PARTITION BY git_branch "
+                          "ORDER BY started_ns DESC, rowid DESC) AS rn FROM runs) "
+                          "SELECT {} FROM runs r JOIN ranked k ON k.id = r.id "
+                          "WHERE (?1 IS NULL OR k.rn > ?1) AND (?2 IS NULL OR r.started_ns < ?2) "
+                          "AND r.id NOT IN (SELECT run_id FROM annotations) "
+                          "ORDER BY r.started_ns, r.rowid",
+                          kRunColumns));
     st.bind(1, p.keep_last).bind(2, p.older_than_ns);
     while (st.step()) victims.push_back(read_run_info(st));
   }
   if (p.dry_run) return victims;
   sql::Statement del(m_db, "DELETE FROM runs WHERE id = ?");
   for (const auto& r : victims) del.bind(1, r.id).run();
-  m_db.exec(
-      "DELETE FROM environments WHERE fingerprint NOT IN (SELECT env_fingerprint FROM runs)");
+  m_db.exec("DELETE FROM environments WHERE fingerprint NOT IN (SELECT env_fingerprint FROM runs)");
   tx->commit();
   return victims;
 }

@@ -24,8 +24,8 @@ struct RunInfo {
 };
 
 struct RunFilter {
-  std::string branch;           // exact; empty: any
-  std::string env_fingerprint;  // prefix; empty: any
+  std::string branch;                              // exact; empty: any
+  std::string env_fingerprint;                     // prefix; empty: any
   std::optional<std::int64_t> since_ns, until_ns;  // started_ns in [since, until]
   bool complete_only = false;
 };
@@ -41,7 +41,7 @@ struct Annotation {
   AnnotationKind kind = AnnotationKind::accept;
   std::string case_glob = "*";
   std::string run_id, git_branch, env_fingerprint;
-  std::string reason, author;  // both required
+  std::string reason, author;   // both required
   std::int64_t created_ns = 0;  // 0: now
 };
 
@@ -55,8 +55,8 @@ struct StoredVerdict {
 
 // Retention. A run is pruned when it meets every given condition; annotated runs never are.
 struct PrunePolicy {
-  std::optional<int> keep_last;                   // beyond the newest N runs of its branch
-  std::optional<std::int64_t> older_than_ns;      // started before this time (epoch ns)
+  std::optional<int> keep_last;               // beyond the newest N runs of its branch
+  std::optional<std::int64_t> older_than_ns;  // started before this time (epoch ns)
   bool dry_run = false;
 };
 
@@ -94,7 +94,7 @@ class Database {
   std::optional<RunInfo> find_run(const std::string& ref);
   std::vector<RunInfo> list_runs(const RunFilter& filter = {});  // oldest first
 
-  std::int64_t add_annotation(const Annotation& a);  // returns its id
+  std::int64_t add_annotation(const Annotation& a);                     // returns its id
   std::vector<Annotation> annotations(const std::string& run_id = {});  // all when empty
 
   // Replaces the run's verdicts for the same (case, baseline).
@@ -102,7 +102,7 @@ class Database {
   std::vector<StoredVerdict> verdicts(const std::string& run_id);
 
   std::vector<RunInfo> prune(const PrunePolicy& policy);  // the runs pruned (or to prune)
-  MergeStats merge_from(const std::string& other_path);  // runs, annotations, verdicts
+  MergeStats merge_from(const std::string& other_path);   // runs, annotations, verdicts
   void vacuum();
 
   // For the query modules of this stage (history.cpp, portable.cpp).
@@ -112,8 +112,8 @@ class Database {
   void set_before_commit_hook(std::function<void()> hook) { m_before_commit = std::move(hook); }
 
  private:
-  Database(sql::Connection db, Mode mode, int opened_at) :
-      m_db(std::move(db)), m_mode(mode), m_opened_at_version(opened_at) {}
+  Database(sql::Connection db, Mode mode, int opened_at)
+      : m_db(std::move(db)), m_mode(mode), m_opened_at_version(opened_at) {}
   void require_writable(const char* what) const;
   std::optional<std::string> resolve(const std::string& ref);
 

@@ -13,20 +13,20 @@ namespace attnprof::store {
 
 // Summary fields, queryable as metrics under these names next to the named metrics of a case.
 inline constexpr const char* summary_metrics[] = {
-    "summary.median_ns", "summary.mean_ns", "summary.min_ns",     "summary.max_ns",
-    "summary.q1_ns",     "summary.q3_ns",   "summary.ci_low_ns",  "summary.ci_high_ns"};
+    "summary.median_ns", "summary.mean_ns", "summary.min_ns",    "summary.max_ns",
+    "summary.q1_ns",     "summary.q3_ns",   "summary.ci_low_ns", "summary.ci_high_ns"};
 inline constexpr const char* default_metric = "summary.median_ns";
 
 struct HistoryFilter {
-  std::string case_glob = "*";           // SQLite GLOB on the case key (case-sensitive)
-  std::string kernel;                    // exact; empty: any
-  std::string metric = default_metric;   // GLOB on the metric name
-  std::string branch;                    // exact; empty: any
-  std::string commit_from, commit_to;    // commit prefixes; the runs between them, inclusive
-  std::string env_fingerprint;           // prefix; empty: any
+  std::string case_glob = "*";          // SQLite GLOB on the case key (case-sensitive)
+  std::string kernel;                   // exact; empty: any
+  std::string metric = default_metric;  // GLOB on the metric name
+  std::string branch;                   // exact; empty: any
+  std::string commit_from, commit_to;   // commit prefixes; the runs between them, inclusive
+  std::string env_fingerprint;          // prefix; empty: any
   std::optional<std::int64_t> since_ns, until_ns;
-  std::string status = "ok";             // case status; empty: any
-  std::optional<int> last;               // only the newest N runs per case and metric
+  std::string status = "ok";  // case status; empty: any
+  std::optional<int> last;    // only the newest N runs per case and metric
 };
 
 struct HistoryRow {

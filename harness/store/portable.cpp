@@ -18,8 +18,11 @@ namespace {
 constexpr int kVersion = 1;
 
 json to_json(const StoredVerdict& v) {
-  json j = {{"case", v.case_key},     {"verdict", v.verdict}, {"baseline", v.baseline},
-            {"detail", v.detail},     {"created_ns", v.created_ns}};
+  json j = {{"case", v.case_key},
+            {"verdict", v.verdict},
+            {"baseline", v.baseline},
+            {"detail", v.detail},
+            {"created_ns", v.created_ns}};
   if (v.ratio) j["ratio"] = *v.ratio;
   if (v.ci_low) j["ci_low"] = *v.ci_low;
   if (v.ci_high) j["ci_high"] = *v.ci_high;
@@ -34,8 +37,10 @@ StoredVerdict verdict_from_json(const json& j) {
   v.baseline = j.value("baseline", "");
   v.detail = j.value("detail", "");
   v.created_ns = j.value("created_ns", std::int64_t{0});
-  for (auto [key, field] : {std::pair{"ratio", &v.ratio}, {"ci_low", &v.ci_low},
-                            {"ci_high", &v.ci_high}, {"p_value", &v.p_value}})
+  for (auto [key, field] : {std::pair{"ratio", &v.ratio},
+                            {"ci_low", &v.ci_low},
+                            {"ci_high", &v.ci_high},
+                            {"p_value", &v.p_value}})
     if (j.contains(key)) *field = j.at(key).get<double>();
   return v;
 }
@@ -114,7 +119,8 @@ PortableStats import_jsonl(Database& db, std::istream& in, const std::string& so
         const json& a = j.at("annotation");
         Annotation ann;
         auto kind = parse_annotation_kind(a.at("kind").get<std::string>());
-        if (!kind) throw bad(fmt::format("unknown annotation kind \"{}\"", a.at("kind").get<std::string>()));
+        if (!kind)
+          throw bad(fmt::format("unknown annotation kind \"{}\"", a.at("kind").get<std::string>()));
         ann.kind = *kind;
         ann.case_glob = a.value("case_glob", "*");
         ann.run_id = a.value("run", "");

@@ -54,9 +54,13 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
-std::string short_id(const std::string& s, std::size_t n = 12) { return s.substr(0, n); }
+std::string short_id(const std::string& s, std::size_t n = 12) {
+  return s.substr(0, n);
+}
 
-std::string number(double v) { return fmt::format("{:.6g}", v); }
+std::string number(double v) {
+  return fmt::format("{:.6g}", v);
+}
 
 }  // namespace
 
@@ -96,12 +100,15 @@ std::optional<std::int64_t> parse_time(std::string_view text, std::int64_t now_n
   std::tm tm{};
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
   char tail[4] = {0};
-  int n = std::sscanf(s.c_str(), "%4d-%2d-%2d%*[T ]%2d:%2d:%2d%3s", &y, &mo, &d, &h, &mi, &sec,
-                      tail);
+  int n =
+      std::sscanf(s.c_str(), "%4d-%2d-%2d%*[T ]%2d:%2d:%2d%3s", &y, &mo, &d, &h, &mi, &sec, tail);
   bool ok = false;
-  if (n == 3 && s.size() == 10) ok = true;
-  else if (n >= 5 && n <= 6) ok = true;
-  else if (n == 7 && std::string(tail) == "Z") ok = true;
+  if (n == 3 && s.size() == 10)
+    ok = true;
+  else if (n >= 5 && n <= 6)
+    ok = true;
+  else if (n == 7 && std::string(tail) == "Z")
+    ok = true;
   if (!ok || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
     return std::nullopt;
   if (n == 5 && s.size() > 16 && s.substr(16) != "Z") return std::nullopt;
@@ -126,11 +133,16 @@ std::string format_history(const std::vector<HistoryRow>& rows, Format format) {
   if (format == Format::json) {
     json out = json::array();
     for (const auto& r : rows)
-      out.push_back({{"run", r.run_id},       {"commit", r.git_commit},
-                     {"branch", r.git_branch}, {"env", r.env_fingerprint},
-                     {"started", format_time(r.started_ns)}, {"case", r.case_key},
-                     {"kernel", r.kernel},     {"status", r.status},
-                     {"metric", r.metric},     {"value", r.value}});
+      out.push_back({{"run", r.run_id},
+                     {"commit", r.git_commit},
+                     {"branch", r.git_branch},
+                     {"env", r.env_fingerprint},
+                     {"started", format_time(r.started_ns)},
+                     {"case", r.case_key},
+                     {"kernel", r.kernel},
+                     {"status", r.status},
+                     {"metric", r.metric},
+                     {"value", r.value}});
     return out.dump(2) + "\n";
   }
   std::vector<std::vector<std::string>> cells;
@@ -138,8 +150,8 @@ std::string format_history(const std::vector<HistoryRow>& rows, Format format) {
   for (const auto& r : rows)
     cells.push_back({format_time(r.started_ns),
                      format == Format::csv ? r.run_id : short_id(r.run_id, 8),
-                     format == Format::csv ? r.git_commit : short_id(r.git_commit),
-                     r.git_branch, r.env_fingerprint, r.case_key, r.metric, number(r.value)});
+                     format == Format::csv ? r.git_commit : short_id(r.git_commit), r.git_branch,
+                     r.env_fingerprint, r.case_key, r.metric, number(r.value)});
   if (format == Format::csv) {
     std::string out;
     for (const auto& c : cells) out += csv_line(c);
@@ -175,8 +187,8 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
     const bool csv = format == Format::csv;
     std::string commits = fmt::format("{}..{}", csv ? c.commit_before : short_id(c.commit_before),
                                       csv ? c.commit_after : short_id(c.commit_after));
-    cells.push_back({c.case_key, c.metric, c.env_fingerprint, commits,
-                     number(c.point.before_mean), number(c.point.after_mean),
+    cells.push_back({c.case_key, c.metric, c.env_fingerprint, commits, number(c.point.before_mean),
+                     number(c.point.after_mean),
                      fmt::format("{:+.1f}%", 100 * c.point.relative_change),
                      fmt::format("{:.2g}", c.point.p_value)});
   }

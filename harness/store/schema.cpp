@@ -106,6 +106,8 @@ static_assert(chain[std::size(chain) - 1].version == current_version);
 
 }  // namespace
 
-std::span<const Migration> migrations() { return chain; }
+std::span<const Migration> migrations() {
+  return chain;
+}
 
 }  // namespace attnprof::store::schema

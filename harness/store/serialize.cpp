@@ -15,7 +15,8 @@ E parse_enum(const json& j, const char* key, E def, Parse parse) {
   if (!j.contains(key)) return def;
   auto s = j.at(key).get<std::string>();
   if (auto v = parse(s)) return *v;
-  throw util::InputError(util::Diagnostic{"run JSON", 0, 0, fmt::format("unknown {} \"{}\"", key, s)});
+  throw util::InputError(
+      util::Diagnostic{"run JSON", 0, 0, fmt::format("unknown {} \"{}\"", key, s)});
 }
 
 std::optional<core::Phase> parse_phase(std::string_view s) {
@@ -43,10 +44,14 @@ void get(const json& j, const char* key, T& out) {
 }  // namespace
 
 json to_json(const core::Case& c) {
-  json g = {{"name", c.model.name},         {"heads", c.model.heads},
-            {"kv_heads", c.model.kv_heads}, {"head_dim", c.model.head_dim},
-            {"hidden", c.model.hidden},     {"max_positions", c.model.max_positions},
-            {"sliding_window", c.model.sliding_window}, {"mlp_hidden", c.model.mlp_hidden},
+  json g = {{"name", c.model.name},
+            {"heads", c.model.heads},
+            {"kv_heads", c.model.kv_heads},
+            {"head_dim", c.model.head_dim},
+            {"hidden", c.model.hidden},
+            {"max_positions", c.model.max_positions},
+            {"sliding_window", c.model.sliding_window},
+            {"mlp_hidden", c.model.mlp_hidden},
             {"norm", c.model.norm}};
   json hw = {{"device", c.hardware.device},
              {"gpu_pattern", c.hardware.gpu_pattern},
@@ -54,8 +59,8 @@ json to_json(const core::Case& c) {
              {"clock_policy", c.hardware.clock_policy}};
   if (c.hardware.peak_gbps) hw["peak_gbps"] = *c.hardware.peak_gbps;
   if (c.hardware.peak_tflops) hw["peak_tflops"] = *c.hardware.peak_tflops;
-  json m = {{"warmup_ms", c.measure.warmup_ms},     {"min_samples", c.measure.min_samples},
-            {"max_samples", c.measure.max_samples}, {"target_rel_ci", c.measure.target_rel_ci},
+  json m = {{"warmup_ms", c.measure.warmup_ms},         {"min_samples", c.measure.min_samples},
+            {"max_samples", c.measure.max_samples},     {"target_rel_ci", c.measure.target_rel_ci},
             {"time_budget_s", c.measure.time_budget_s}, {"trace", c.measure.trace}};
   json j = {{"key", c.key},
             {"aliases", c.aliases},
@@ -193,10 +198,17 @@ json to_json(const core::Run& run) {
               {"backend", cr.backend},
               {"samples", {{"ns", ns}, {"at_ns", at}, {"sm_clock_mhz", clk}, {"dropped", drop}}},
               {"summary",
-               {{"n", s.n}, {"median_ns", s.median_ns}, {"mean_ns", s.mean_ns},
-                {"min_ns", s.min_ns}, {"max_ns", s.max_ns}, {"q1_ns", s.q1_ns},
-                {"q3_ns", s.q3_ns}, {"ci_low_ns", s.ci_low_ns}, {"ci_high_ns", s.ci_high_ns},
-                {"ci_level", s.ci_level}, {"converged", s.converged}}},
+               {{"n", s.n},
+                {"median_ns", s.median_ns},
+                {"mean_ns", s.mean_ns},
+                {"min_ns", s.min_ns},
+                {"max_ns", s.max_ns},
+                {"q1_ns", s.q1_ns},
+                {"q3_ns", s.q3_ns},
+                {"ci_low_ns", s.ci_low_ns},
+                {"ci_high_ns", s.ci_high_ns},
+                {"ci_level", s.ci_level},
+                {"converged", s.converged}}},
               {"metrics", cr.metrics},
               {"cost", cost}};
     if (cr.max_abs_error) c["max_abs_error"] = *cr.max_abs_error;

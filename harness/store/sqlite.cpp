@@ -18,16 +18,15 @@ std::string describe(const std::string& path, int rc, std::string_view call, con
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       return fmt::format(
-          "{}: database is locked by another process ({}); retry when that process finishes",
-          path, what);
+          "{}: database is locked by another process ({}); retry when that process finishes", path,
+          what);
     case SQLITE_READONLY:
       return fmt::format(
           "{}: database is read-only ({}); check the file's and its folder's permissions or "
           "pass a writable --db",
           path, what);
     case SQLITE_CANTOPEN:
-      return fmt::format("{}: cannot open database ({}); check that the folder exists", path,
-                         what);
+      return fmt::format("{}: cannot open database ({}); check that the folder exists", path, what);
     case SQLITE_FULL:
       return fmt::format("{}: disk full ({}); free space and retry", path, what);
     default:
@@ -36,8 +35,7 @@ std::string describe(const std::string& path, int rc, std::string_view call, con
 }
 
 Statement::Statement(Connection& db, std::string_view sql) : m_db(&db) {
-  int rc = sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &m_stmt,
-                              nullptr);
+  int rc = sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &m_stmt, nullptr);
   if (rc != SQLITE_OK) db.fail(rc, fmt::format("prepare \"{}\"", sql.substr(0, 60)));
 }
 
@@ -83,9 +81,15 @@ void Statement::reset() {
   sqlite3_clear_bindings(m_stmt);
 }
 
-bool Statement::is_null(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
-std::int64_t Statement::int64(int col) const { return sqlite3_column_int64(m_stmt, col); }
-double Statement::real(int col) const { return sqlite3_column_double(m_stmt, col); }
+bool Statement::is_null(int col) const {
+  return sqlite3_column_type(m_stmt, col) == SQLITE_NULL;
+}
+std::int64_t Statement::int64(int col) const {
+  return sqlite3_column_int64(m_stmt, col);
+}
+double Statement::real(int col) const {
+  return sqlite3_column_double(m_stmt, col);
+}
 std::string Statement::text(int col) const {
   auto p = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, col));
   return p ? std::string(p, sqlite3_column_bytes(m_stmt, col)) : std::string();
@@ -147,7 +151,9 @@ std::int64_t Connection::scalar_int(std::string_view sql) {
   return st.step() ? st.int64(0) : 0;
 }
 
-Transaction::Transaction(Connection& db) : m_db(db) { m_db.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Connection& db) : m_db(db) {
+  m_db.exec("BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
   if (!m_done) sqlite3_exec(m_db.get(), "ROLLBACK", nullptr, nullptr, nullptr);

@@ -53,9 +53,8 @@ inline core::Run make_run(const std::string& commit, std::int64_t started_ns, in
     cr.spec.suite = "m";
     cr.spec.q_len = cr.spec.kv_len = 128 << i;
     for (int j = 0; j < samples; ++j)
-      cr.samples.push_back({static_cast<std::int64_t>(base) + i + j % 7,
-                            started_ns + j, j % 2 ? std::optional<double>(1980.5) : std::nullopt,
-                            j == 3});
+      cr.samples.push_back({static_cast<std::int64_t>(base) + i + j % 7, started_ns + j,
+                            j % 2 ? std::optional<double>(1980.5) : std::nullopt, j == 3});
     cr.summary.n = samples;
     cr.summary.median_ns = base + i;
     cr.summary.mean_ns = base + i + 0.5;

@@ -1,10 +1,10 @@
-#include "harness/stats/changepoint.h"
-
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
+
+#include "harness/stats/changepoint.h"
 
 using namespace attnprof::stats;
 

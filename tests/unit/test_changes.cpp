@@ -1,11 +1,9 @@
-#include "harness/store/changes.h"
-
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 
 #include <random>
 
+#include "harness/store/changes.h"
 #include "store_fixtures.h"
 
 using namespace attnprof;

@@ -1,5 +1,3 @@
-#include "harness/store/database.h"
-
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -10,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/store/database.h"
 #include "harness/util/error.h"
 #include "store_fixtures.h"
 
@@ -21,7 +20,9 @@ using testing::TempDir;
 
 namespace {
 
-std::int64_t count(Database& db, const char* sql) { return db.connection().scalar_int(sql); }
+std::int64_t count(Database& db, const char* sql) {
+  return db.connection().scalar_int(sql);
+}
 
 std::string integrity(const std::string& path) {
   sqlite3* raw = nullptr;
@@ -292,8 +293,9 @@ TEST_SUITE("store::Database") {
     }
     const std::string before = read_bytes(p);
     const std::string expected =
-        p + ": not a valid attnprof database or corrupt (file is not a database); it was left "
-            "untouched: restore it from a backup or pass another --db";
+        p +
+        ": not a valid attnprof database or corrupt (file is not a database); it was left "
+        "untouched: restore it from a backup or pass another --db";
     CHECK(error_of([&] { Database::open(p); }) == expected);
     CHECK(error_of([&] { Database::open(p, Database::Mode::read_only); }) == expected);
     CHECK(read_bytes(p) == before);
@@ -349,8 +351,8 @@ TEST_SUITE("store::Database") {
     {
       sqlite3* raw = nullptr;
       sqlite3_open(p.c_str(), &raw);
-      sqlite3_exec(raw, "CREATE TABLE customers(name); INSERT INTO customers VALUES ('x')",
-                   nullptr, nullptr, nullptr);
+      sqlite3_exec(raw, "CREATE TABLE customers(name); INSERT INTO customers VALUES ('x')", nullptr,
+                   nullptr, nullptr);
       sqlite3_close(raw);
     }
     const std::string before = read_bytes(p);
@@ -513,9 +515,11 @@ TEST_SUITE("store::Database") {
     CHECK(integrity(p) == "ok");
     auto db = Database::open(p);
     CHECK(count(db, "SELECT count(*) FROM runs") >= 2);
-    CHECK(count(db, "SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM cases c WHERE "
-                    "c.run_id = r.id) <> 10") == 0);
-    CHECK(count(db, "SELECT count(*) FROM cases c WHERE (SELECT count(*) FROM samples s WHERE "
-                    "s.case_id = c.id) <> 300") == 0);
+    CHECK(count(db,
+                "SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM cases c WHERE "
+                "c.run_id = r.id) <> 10") == 0);
+    CHECK(count(db,
+                "SELECT count(*) FROM cases c WHERE (SELECT count(*) FROM samples s WHERE "
+                "s.case_id = c.id) <> 300") == 0);
   }
 }

@@ -1,7 +1,6 @@
-#include "harness/store/history.h"
-
 #include <doctest/doctest.h>
 
+#include "harness/store/history.h"
 #include "harness/util/error.h"
 #include "store_fixtures.h"
 
@@ -80,12 +79,12 @@ TEST_SUITE("store::history") {
 
   TEST_CASE("metrics: named ones, summary fields, and globs over both") {
     History h;
-    auto t = store::history(h.db, {.case_glob = "*s128*", .metric = "throughput.tflops",
-                                   .branch = "main"});
+    auto t = store::history(
+        h.db, {.case_glob = "*s128*", .metric = "throughput.tflops", .branch = "main"});
     REQUIRE(t.size() == 6);  // 5 runs on this machine, 1 on the other
     CHECK(t[0].value == 1.5);
-    auto both = store::history(h.db, {.case_glob = "*s128*", .metric = "summary.m*n_ns",
-                                      .branch = "main", .last = 1});
+    auto both = store::history(
+        h.db, {.case_glob = "*s128*", .metric = "summary.m*n_ns", .branch = "main", .last = 1});
     REQUIRE(both.size() == 3);  // mean, median, min
     CHECK(both[0].metric == "summary.mean_ns");
     CHECK(both[1].metric == "summary.median_ns");

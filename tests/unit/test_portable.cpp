@@ -1,9 +1,8 @@
-#include "harness/store/portable.h"
-
 #include <doctest/doctest.h>
 
 #include <sstream>
 
+#include "harness/store/portable.h"
 #include "harness/util/error.h"
 #include "store_fixtures.h"
 

@@ -1,8 +1,8 @@
-#include "harness/store/render.h"
-
 #include <doctest/doctest.h>
 
 #include <vector>
+
+#include "harness/store/render.h"
 
 using namespace attnprof;
 using store::Format;
@@ -29,6 +29,8 @@ std::vector<store::HistoryRow> two_rows() {
 
 }  // namespace
 
+// Expected texts stay one line each, as printed.
+// clang-format off
 TEST_SUITE("store::render") {
   TEST_CASE("sparkline: scaled min to max, flat series, empty series") {
     CHECK(store::sparkline(std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8}) == "▁▂▃▄▅▆▇█");
@@ -100,3 +102,4 @@ TEST_SUITE("store::render") {
     CHECK_FALSE(store::parse_format("xml"));
   }
 }
+// clang-format on

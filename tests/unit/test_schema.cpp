@@ -1,5 +1,3 @@
-#include "harness/store/schema.h"
-
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 
@@ -7,6 +5,7 @@
 
 #include "harness/store/database.h"
 #include "harness/store/history.h"
+#include "harness/store/schema.h"
 #include "store_fixtures.h"
 
 using namespace attnprof;
@@ -30,8 +29,8 @@ std::string layout(Database& db) {
       "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master m "
       "JOIN pragma_table_info(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.name");
   while (st.step())
-    out += st.text(0) + "." + st.text(1) + " " + st.text(2) + " " + st.text(3) + " " +
-           st.text(4) + " " + st.text(5) + "\n";
+    out += st.text(0) + "." + st.text(1) + " " + st.text(2) + " " + st.text(3) + " " + st.text(4) +
+           " " + st.text(5) + "\n";
   store::sql::Statement idx(db.connection(),
                             "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT "
                             "NULL ORDER BY name");

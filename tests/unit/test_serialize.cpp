@@ -1,7 +1,6 @@
-#include "harness/store/serialize.h"
-
 #include <doctest/doctest.h>
 
+#include "harness/store/serialize.h"
 #include "harness/util/error.h"
 
 using namespace attnprof;
