@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "harness/store/database.h"
 #include "harness/util/error.h"
@@ -403,6 +405,36 @@ TEST_SUITE("store::Database") {
     sqlite3_close(other);
     db.write_run(make_run("c", 1));
     CHECK(count(db, "SELECT count(*) FROM runs") == 1);
+  }
+
+  TEST_CASE("a database in a folder that does not exist names the folder as the likely cause") {
+    TempDir dir;
+    const std::string p = dir.file("no/such/folder/h.db");
+    CHECK(error_of([&] { Database::open(p); }) ==
+          p + ": cannot open database (unable to open database file); check that the folder "
+              "exists");
+  }
+
+  TEST_CASE("several threads, each with its own connection, lose no run") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    Database::open(p);
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        try {
+          auto db = Database::open(p);
+          for (int i = 0; i < 5; ++i) db.write_run(make_run("t" + std::to_string(t), i, 2, 100));
+        } catch (...) {
+          ++failures;
+        }
+      });
+    for (auto& th : threads) th.join();
+    CHECK(failures == 0);
+    auto db = Database::open(p);
+    CHECK(count(db, "SELECT count(*) FROM runs") == 20);
+    CHECK(count(db, "SELECT count(*) FROM samples") == 20 * 2 * 100);
   }
 
   TEST_CASE("several processes writing to one file lose no run") {
