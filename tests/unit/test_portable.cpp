@@ -67,6 +67,19 @@ TEST_SUITE("store::portable") {
     CHECK(again.str() == text);
   }
 
+  TEST_CASE("export takes a run filter: one branch only") {
+    TempDir dir;
+    auto db = Database::open(dir.file("a.db"));
+    db.write_run(make_run("m", 1));
+    auto f = db.write_run(make_run("f", 2, 1, 3, 1000, "feature"));
+    std::stringstream buf;
+    CHECK(store::export_jsonl(db, buf, {.branch = "feature"}).runs == 1);
+    auto dst = Database::open(dir.file("b.db"));
+    store::import_jsonl(dst, buf, "x");
+    REQUIRE(dst.list_runs().size() == 1);
+    CHECK(dst.list_runs()[0].id == f);
+  }
+
   TEST_CASE("bad input names the line") {
     TempDir dir;
     auto db = Database::open(dir.file("h.db"));
