@@ -36,6 +36,11 @@ separate_arguments(_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
 target_compile_options(attnprof_torch INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_torch_flags}>)
 # torch's own headers are noisy under -Wall; mark them as system headers.
 target_include_directories(attnprof_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+# The wheel ships its own {fmt} (v12) in its include folder, which shadows the system's (v9)
+# in every torch-facing file. Header-only mode keeps the two apart: torch-facing code uses
+# fmt::v12 inline, the other stages fmt::v9 from libfmt; the inline namespaces differ, so
+# nothing clashes at link time.
+target_compile_definitions(attnprof_torch INTERFACE FMT_HEADER_ONLY=1)
 if(ATTNPROF_CUDA)
   # Torch-facing code may use ATen's CUDA headers (device properties, streams) only then.
   target_compile_definitions(attnprof_torch INTERFACE ATTNPROF_HAVE_CUDA=1)

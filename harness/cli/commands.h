@@ -18,6 +18,7 @@ namespace attnprof::cli {
 Action setup_env(CLI::App&);
 Action setup_run(CLI::App&);
 Action setup_compare(CLI::App&);
+Action setup_baseline(CLI::App&);
 Action setup_validate(CLI::App&);
 Action setup_list(CLI::App&);
 Action setup_history(CLI::App&);
@@ -42,6 +43,7 @@ inline std::span<const Command> commands() {
   static const Command table[] = {
       {"run", "Run scenarios, check and measure each case, store the run", setup_run},
       {"compare", "Compare a run against a baseline; exit 1 on a regression", setup_compare},
+      {"baseline", "Write or refresh a baseline file from a stored run", setup_baseline},
       {"validate", "Check scenario files; print every error as file:line:col", setup_validate},
       {"list", "List the expanded cases; --shard i/n shows one CI shard's", setup_list},
       {"env", "Describe this machine: CPU, LibTorch, CUDA, devices", setup_env},

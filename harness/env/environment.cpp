@@ -125,6 +125,22 @@ bool device_usable(const Description& d, const std::string& device, std::string*
   return true;
 }
 
+double peak_tflops(const Device& d, core::DType dtype) {
+  struct Peak {
+    const char* name;  // substring of the device name
+    double half, fp32;
+  };
+  // SXM parts where a family has several; a PCIe card reports a lower figure in reality.
+  static const Peak table[] = {
+      {"H200", 989.4, 66.9}, {"H100", 989.4, 66.9}, {"A100", 312, 19.5},
+      {"L40S", 362.1, 91.6}, {"L4", 121, 30.3},     {"A10G", 70, 31.2},
+  };
+  for (const auto& p : table)
+    if (d.name.find(p.name) != std::string::npos)
+      return dtype == core::DType::fp32 ? p.fp32 : p.half;
+  return 0;
+}
+
 std::string render(const Description& d) {
   std::string out;
   out += fmt::format("cpu:            {} ({} logical CPUs)\n", d.cpu_model, d.cpu_logical);

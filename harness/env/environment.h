@@ -37,6 +37,10 @@ Description describe();
 // Stable fields for the fingerprint, for a case run on `device` ("cpu", "cuda", "cuda:N").
 core::Environment fingerprint_for(const Description& d, const std::string& device);
 
+// Dense tensor-core peak TFLOP/s of a known GPU at a dtype (vendor datasheet figures; fp32
+// without TF32), 0 when the GPU is not in the table. Scenario hardware.peak_tflops overrides.
+double peak_tflops(const Device& d, core::DType dtype);
+
 // The human-readable report of `attnprof env`.
 std::string render(const Description& d);
 

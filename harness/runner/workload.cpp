@@ -7,6 +7,8 @@
 
 #include "harness/util/error.h"
 
+#include <ATen/record_function.h>
+
 namespace attnprof::runner {
 
 at::Device device_of(const core::Case& c) {
@@ -167,7 +169,13 @@ std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Var
     const int64_t sk = in.k.size(2);
     step.k.narrow(2, sk - sq, sq).copy_(parts[1].view({b, sq, hkv, d}).transpose(1, 2));
     step.v.narrow(2, sk - sq, sq).copy_(parts[2].view({b, sq, hkv, d}).transpose(1, 2));
-    at::Tensor o = v.launch(step).transpose(1, 2).reshape({b, sq, hq * d});
+    at::Tensor attn;
+    {
+      // A user scope around the kernel, so the cost matrix shows the attention share.
+      RECORD_USER_SCOPE("attnprof::attention");
+      attn = v.launch(step);
+    }
+    at::Tensor o = attn.transpose(1, 2).reshape({b, sq, hq * d});
     at::Tensor out = at::matmul(o, lw->wo);
     if (cs.level != core::Level::layer) return out;
     at::Tensor r = x + out;
