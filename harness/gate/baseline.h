@@ -32,6 +32,10 @@ struct BaselineCase {
   double ci_low_ns = 0, ci_high_ns = 0;  // 0, 0: not recorded
   int n = 0;
   std::vector<double> samples_ns;
+  // One median per earlier run, oldest first: set by history baselines (history_baseline.h),
+  // where n counts runs. When there are two or more, compare() judges the run's median against
+  // the spread of these run medians instead of against pooled samples.
+  std::vector<double> run_medians_ns;
   int line = 0;  // where the entry is in the file, for messages; 0 when not from a file
 };
 
@@ -41,6 +45,9 @@ struct Baseline {
   std::string fingerprint;
   std::string commit;
   std::map<std::string, BaselineCase> cases;
+  // Why a case has no entry, by the run's case key (history baselines: too few runs since a
+  // reset, say); compare() puts it in the `new` verdict's reason.
+  std::map<std::string, std::string> notes;
 
   // By the case's key, then by its aliases (renamed cases keep their history). Sets
   // *matched_key to the key that matched.

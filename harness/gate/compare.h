@@ -14,6 +14,11 @@
 //             inconclusive anything else: the data cannot tell a change of tol from none (too
 //                          noisy, too few samples, or a true change near the tolerance)
 //   Without samples on both sides there is no rank test: the (conservative) CI decides alone.
+//   History baselines (run medians of k >= 2 earlier runs, history_baseline.h) use the run as
+//   the unit instead: d = log(run median) - mean(log run medians), with a Student-t interval
+//   d +- t(k-1) * s * sqrt(1 + 1/k), s = the sd of the log run medians (at least this run's
+//   own standard error), and the matching t-test for p. Run-to-run drift, which samples of a
+//   single run cannot show, is then part of the interval.
 // A case whose correctness check failed is `failed` whatever its timing; baseline cases the
 // run lacks are `missing`, run cases the baseline lacks `new_case`. Baselines from a different
 // environment fingerprint give `inconclusive` unless allowed: never compare across machines.
@@ -29,8 +34,16 @@
 
 namespace attnprof::gate {
 
-enum class Verdict { regression, improvement, unchanged, inconclusive, new_case, missing, failed };
-const char* to_string(Verdict);  // "regression", ..., "new", "missing", "failed"
+// accepted and ignored come from annotations (annotations.h), never from compare() itself:
+// a regression or missing case someone accepted for this run, a case excluded from gating.
+// Neither fails the gate.
+enum class Verdict {
+  regression, improvement, unchanged, inconclusive, new_case, missing, failed, accepted, ignored
+};
+const char* to_string(Verdict);  // "regression", ..., "new", "missing", "failed", "accepted", ...
+
+// Verdicts that fail the gate as they stand (inconclusive only with Options::strict).
+bool fails_gate(Verdict, bool strict, bool missing_fails);
 
 enum class Effect {
   median_ratio,    // ratio of medians, bootstrap CI (default)
@@ -45,7 +58,7 @@ struct CaseVerdict {
   double ci_low = 0, ci_high = 0;
   double p_value = 0, p_adjusted = 0;  // NaN when there was no rank test
   double tolerance = 0;
-  std::string method;        // "bootstrap", "hodges-lehmann", "summary"; empty if not compared
+  std::string method;  // "bootstrap", "hodges-lehmann", "summary", "history"; empty if not compared
   double baseline_median_ns = 0, candidate_median_ns = 0;
   int baseline_n = 0, candidate_n = 0;
   std::string reason;        // one line a person can act on
