@@ -5,3 +5,8 @@ if [ -z "${CUDAToolkit_ROOT:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDAToolkit_ROOT=/usr/local/cuda
 fi
 export CCACHE_DIR="${CCACHE_DIR:-$ATTNPROF_HOME/ccache}"
+# Let ccache hit across build folders and fresh clones in other places (CI clones anew):
+# paths under the checkout are hashed relative to it, and the build folder is not hashed.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"

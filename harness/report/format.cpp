@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 
 namespace attnprof::report {
 
@@ -21,10 +22,10 @@ std::string format_duration(double ns) {
 
 namespace {
 
+// Right-aligned cells: a number, optionally followed by a unit ("12.3 us", "+4.50%", "1.02x").
 bool numeric(const std::string& s) {
-  if (s.empty()) return false;
-  const char c = s[0];
-  return std::isdigit(static_cast<unsigned char>(c)) || ((c == '-' || c == '+' || c == '.') && s.size() > 1);
+  static const std::regex number(R"(^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?( ?(%|ns|us|ms|s|x))?$)");
+  return std::regex_match(s, number);
 }
 
 // Display width in columns: counts UTF-8 code points, not bytes (for "±", "▁").

@@ -36,7 +36,7 @@ void traced_pass(const core::Case& c, const env::Description& env,
     r.metrics["roofline.busy_fraction"] = roof.busy_fraction;
     if (!roof.bound.empty()) r.backend += (r.backend.empty() ? "" : "; ") + roof.bound;
   } else {
-    r.metrics["attention.share"] = costmatrix::share_of(t, kAttentionScope);
+    r.metrics["attention.share"] = costmatrix::share_of(t, attention_scope(c.kernel));
   }
 }
 

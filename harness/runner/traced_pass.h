@@ -12,9 +12,6 @@
 
 namespace attnprof::runner {
 
-// The user scope that wraps the attention kernel inside block and layer workloads.
-inline constexpr const char* kAttentionScope = "attnprof::attention";
-
 void traced_pass(const core::Case& c, const env::Description& env,
                  const std::function<at::Tensor()>& work, core::CaseResult& r);
 

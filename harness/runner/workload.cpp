@@ -146,9 +146,20 @@ at::Tensor norm(const core::Case& c, const at::Tensor& x, const at::Tensor& weig
 
 }  // namespace
 
+std::string attention_scope(std::string_view variant) {
+  return "attnprof::" + std::string(variant);
+}
+
 std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Variant& v,
                                           const kernel::Inputs& in) {
-  if (c.level == core::Level::kernel) return [&v, in] { return v.launch(in); };
+  // Each call of the kernel runs inside a user scope named after the variant, so the cost
+  // matrix shows kernels that are no ATen op (cpu.flash, cuda.*) and, for block and layer
+  // cases, the attention share.
+  const std::string scope = attention_scope(v.name);
+  if (c.level == core::Level::kernel) return [&v, in, scope] {
+    RECORD_USER_SCOPE(scope);
+    return v.launch(in);
+  };
 
   auto lw = std::make_shared<LayerWeights>(make_weights(c));
   const int64_t hidden = lw->wqkv.size(0);
@@ -156,7 +167,7 @@ std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Var
   auto gen = at::make_generator<at::CPUGeneratorImpl>((c.seed ? c.seed : 0x5eed) + 2);
   at::Tensor x = at::randn({c.batch, c.q_len, hidden}, gen).to(opts);
   const core::Case* spec = &c;
-  return [&v, in, lw, x, spec]() mutable {
+  return [&v, in, lw, x, spec, scope]() mutable {
     const core::Case& cs = *spec;
     const int64_t b = cs.batch, sq = cs.q_len, hq = cs.model.heads, hkv = cs.model.kv_heads,
                   d = cs.model.head_dim;
@@ -171,8 +182,7 @@ std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Var
     step.v.narrow(2, sk - sq, sq).copy_(parts[2].view({b, sq, hkv, d}).transpose(1, 2));
     at::Tensor attn;
     {
-      // A user scope around the kernel, so the cost matrix shows the attention share.
-      RECORD_USER_SCOPE("attnprof::attention");
+      RECORD_USER_SCOPE(scope);
       attn = v.launch(step);
     }
     at::Tensor o = attn.transpose(1, 2).reshape({b, sq, hq * d});

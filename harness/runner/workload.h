@@ -22,6 +22,9 @@ kernel::Inputs make_inputs(const core::Case& c);
 // when none is needed (no mask, or a causal prefill that is_causal expresses exactly).
 at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device device);
 
+// The name of the user scope around each kernel call: "attnprof::<variant>".
+std::string attention_scope(std::string_view variant);
+
 // What one timed call runs: the kernel alone, or the attention block (QKV projection, kernel,
 // output projection), or the whole transformer layer (norms, attention block, MLP), per the
 // case's level. Owns its weights and inputs.

@@ -1,5 +1,5 @@
 // The LibTorch variants against the reference on the CPU, and the registry's contract.
-#include <doctest/doctest.h>
+#include "tests/torch/torch_doctest.h"
 
 #include "harness/kernel/registry.h"
 #include "harness/kernel/variants/variants.h"
@@ -38,7 +38,9 @@ runner::CheckResult run_and_check(const core::Case& c) {
 TEST_SUITE("kernel::registry") {
   TEST_CASE("built-in variants are registered once each") {
     auto names = kernel::registry().names();
-    for (const char* n : {"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn", "eager"})
+    for (const char* n : {"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn",
+                          "eager", "cpu.naive", "cpu.flash", "cuda.naive", "cuda.flash",
+                          "cuda.decode", "cuda.varlen"})
       CHECK_MESSAGE(std::find(names.begin(), names.end(), n) != names.end(), n);
     kernel::Registry r;
     kernel::register_eager(r);
@@ -63,7 +65,7 @@ TEST_SUITE("kernel::registry") {
 
 TEST_SUITE("kernel::variants") {
   TEST_CASE("every CPU variant matches sdpa.math for every mask, GQA and decode") {
-    for (const char* k : {"sdpa.auto", "sdpa.math", "eager"}) {
+    for (const char* k : {"sdpa.auto", "sdpa.math", "eager", "cpu.naive", "cpu.flash"}) {
       for (auto mask : {core::MaskKind::none, core::MaskKind::causal, core::MaskKind::sliding_window}) {
         for (auto [q, kv] : {std::pair{24, 24}, std::pair{1, 40}, std::pair{4, 40}}) {
           for (int kv_heads : {4, 1}) {

@@ -1,5 +1,5 @@
 // Users' kernels as plugins: load a TORCH_LIBRARY shared library and run its op as a variant.
-#include <doctest/doctest.h>
+#include "tests/torch/torch_doctest.h"
 
 #include "harness/kernel/plugin.h"
 #include "harness/runner/check.h"

@@ -1,18 +1,9 @@
 // trace::record on real ATen ops on the CPU: op names, nesting, shapes and dtypes, self vs total
 // time, memory per op, and (with CUPTI built) kernel-to-op mapping through a fake device tracer
 // that answers each pushed external id with a packed CUPTI kernel record.
-// LibTorch first: c10/util/Logging.h defines glog-style CHECK macros that would silently
-// replace doctest's (aborting instead of failing a test); doctest's definitions must win.
-#include <ATen/ATen.h>
+#include "tests/torch/torch_doctest.h"
+
 #include <ATen/record_function.h>
-#undef CHECK
-#undef CHECK_EQ
-#undef CHECK_NE
-#undef CHECK_LE
-#undef CHECK_LT
-#undef CHECK_GE
-#undef CHECK_GT
-#include <doctest/doctest.h>
 
 #include <algorithm>
 #include <stdexcept>

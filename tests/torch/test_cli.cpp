@@ -1,0 +1,203 @@
+// The attnprof executable end to end, as a user runs it: exit codes, the exact text of bad-input
+// errors, a run stored in SQLite, a baseline written and compared, a regression caught.
+#include <doctest/doctest.h>
+#include <ftw.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs the built attnprof in `dir` with `args` (a shell fragment).
+Result attnprof(const fs::path& dir, const std::string& args) {
+  const std::string cmd = "cd '" + dir.string() + "' && ATTNPROF_DB= '" ATTNPROF_BINARY_DIR
+                          "/attnprof' " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/attnprof-cli-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  // Not std::filesystem::remove_all: libtorch.so exports its own copy of it, which the dynamic
+  // linker binds first and which crashes (LibTorch 2.11 wheel). nftw does the same job.
+  ~TempDir() {
+    nftw(path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return remove(p); },
+         16, FTW_DEPTH | FTW_PHYS);
+  }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+  }
+  std::string read(const std::string& name) const {
+    std::ifstream in(path / name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+};
+
+// Two tiny CPU cases that take well under a second each.
+const char* kTinySuite = R"(name: tiny
+models:
+  tiny: {heads: 2, kv_heads: 2, head_dim: 16, hidden: 32, max_positions: 512}
+model: tiny
+hardware: {device: cpu, threads: 1}
+measure: {warmup: 5ms, min_samples: 40, max_samples: 60, max_noise: 50%, time_budget: 2s}
+gate: {tolerance: 5%}
+workloads:
+  - name: prefill
+    batch: 1
+    seq_len: 32
+    mask: [none, causal]
+    kernels: [eager]
+)";
+
+}  // namespace
+
+TEST_SUITE("cli") {
+  TEST_CASE("env describes the machine and never fails without a GPU") {
+    TempDir d;
+    Result r = attnprof(d.path, "env");
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("libtorch:       2.") != std::string::npos);
+    CHECK(r.out.find("cuda status:") != std::string::npos);
+  }
+
+  TEST_CASE("a malformed scenario is bad input named file:line:col, exit 2") {
+    TempDir d;
+    d.write("bad.yaml", "name: bad\nmodel: bert-base\nworkloads:\n  - name: prefill\n    batch: 1\n"
+                        "    seq_len: 128\n    hdim: 64\n");
+    Result r = attnprof(d.path, "validate bad.yaml");
+    CHECK(r.rc == 2);
+    CHECK(r.out.find("bad.yaml:7:5: unknown key \"hdim\"") != std::string::npos);
+    Result run = attnprof(d.path, "run bad.yaml");
+    CHECK(run.rc == 2);
+    CHECK(run.out.find("bad.yaml:7:5: unknown key \"hdim\"") != std::string::npos);
+    CHECK_FALSE(fs::exists(d.path / "attnprof.db"));  // nothing stored for a bad run
+  }
+
+  TEST_CASE("a missing scenario file is bad input, exit 2") {
+    TempDir d;
+    Result r = attnprof(d.path, "run nope.yaml");
+    CHECK(r.rc == 2);
+    CHECK(r.out.find("nope.yaml: cannot open file") != std::string::npos);
+  }
+
+  TEST_CASE("usage errors exit 2") {
+    TempDir d;
+    CHECK(attnprof(d.path, "frobnicate").rc == 2);
+    CHECK(attnprof(d.path, "run --shard 5/4").rc == 2);
+  }
+
+  TEST_CASE("run, store, baseline, compare: unchanged passes and a regression fails") {
+    TempDir d;
+    d.write("tiny.yaml", kTinySuite);
+    Result run = attnprof(d.path, "run tiny.yaml --db h.db --cost-rows 3");
+    INFO(run.out);
+    REQUIRE(run.rc == 0);
+    CHECK(run.out.find("2 cases: 2 ok, 0 failed, 0 skipped, 0 error") != std::string::npos);
+    CHECK(run.out.find("cost matrix: tiny/prefill/") != std::string::npos);
+    CHECK(run.out.find("attnprof::eager") != std::string::npos);  // the kernel's own scope
+    CHECK(fs::exists(d.path / "h.db"));
+
+    Result hist = attnprof(d.path, "history --db h.db --format csv");
+    INFO(hist.out);
+    CHECK(hist.rc == 0);
+    CHECK(hist.out.find("tiny/prefill/b1-s32-fp32-causal/eager") != std::string::npos);
+
+    Result upd = attnprof(d.path, "baseline update --db h.db -o base.yaml");
+    INFO(upd.out);
+    REQUIRE(upd.rc == 0);
+    const std::string base = d.read("base.yaml");
+    CHECK(base.find("tiny/prefill/b1-s32-fp32-none/eager") != std::string::npos);
+
+    // The same run against its own baseline: nothing regressed.
+    Result same = attnprof(d.path, "compare --db h.db --baseline base.yaml");
+    INFO(same.out);
+    CHECK(same.rc == 0);
+    CHECK(same.out.find("0 regression") != std::string::npos);
+
+    // A baseline three times faster than this run: the run is a regression, exit 1.
+    std::string fast = base;
+    std::regex number(R"((median_ns|q1_ns|q3_ns|ci_low_ns|ci_high_ns): ([0-9.e+]+))");
+    std::string scaled;
+    auto it = std::sregex_iterator(fast.begin(), fast.end(), number);
+    size_t last = 0;
+    for (; it != std::sregex_iterator(); ++it) {
+      scaled += fast.substr(last, it->position() - last);
+      scaled += (*it)[1].str() + ": " + std::to_string(std::stod((*it)[2].str()) / 3);
+      last = it->position() + it->length();
+    }
+    scaled += fast.substr(last);
+    // Samples too: every number in a samples_ns list.
+    std::regex samples(R"(samples_ns: \[([^\]]*)\])");
+    std::string out;
+    last = 0;
+    for (auto s = std::sregex_iterator(scaled.begin(), scaled.end(), samples);
+         s != std::sregex_iterator(); ++s) {
+      out += scaled.substr(last, s->position() - last) + "samples_ns: [";
+      std::stringstream in((*s)[1].str());
+      std::string tok;
+      bool first = true;
+      while (std::getline(in, tok, ',')) {
+        out += (first ? "" : ", ") + std::to_string(std::stod(tok) / 3);
+        first = false;
+      }
+      out += "]";
+      last = s->position() + s->length();
+    }
+    out += scaled.substr(last);
+    d.write("fast.yaml", out);
+    Result reg = attnprof(d.path, "compare --db h.db --baseline fast.yaml --markdown gate.md");
+    INFO(reg.out);
+    CHECK(reg.rc == 1);
+    CHECK(reg.out.find("2 regression") != std::string::npos);
+    CHECK(d.read("gate.md").find("## attnprof gate") == 0);
+  }
+
+  TEST_CASE("a plugin kernel runs; a wrong one fails the case and the run exits 1") {
+    TempDir d;
+    std::string suite = kTinySuite;
+    suite.replace(suite.find("kernels: [eager]"), 16,
+                  "kernels: [\"op:attnprof_test::attention\", \"op:attnprof_test::attention_wrong\"]");
+    d.write("plug.yaml", suite);
+    Result r = attnprof(d.path, std::string("run plug.yaml --db p.db --plugin '") +
+                                    ATTNPROF_TEST_PLUGIN + "'");
+    INFO(r.out);
+    CHECK(r.rc == 1);
+    CHECK(r.out.find("4 cases: 2 ok, 2 failed, 0 skipped, 0 error") != std::string::npos);
+    CHECK(r.out.find("output differs from sdpa.math (fp32)") != std::string::npos);
+  }
+
+  TEST_CASE("a database that is not SQLite is an environment error, exit 3, left untouched") {
+    TempDir d;
+    d.write("tiny.yaml", kTinySuite);
+    d.write("junk.db", "this is not a database, but it is precious\n");
+    Result r = attnprof(d.path, "run tiny.yaml --db junk.db");
+    CHECK(r.rc == 3);
+    CHECK(r.out.find("junk.db") != std::string::npos);
+    CHECK(d.read("junk.db") == "this is not a database, but it is precious\n");
+  }
+}
