@@ -1,14 +1,26 @@
-// attnprof compare: verdicts for a stored run against a baseline file; the CI gate.
-// Prints a table, appends a markdown summary to $GITHUB_STEP_SUMMARY and emits ::error /
-// ::warning annotations when run under GitHub Actions; exit 1 on a regression.
+// attnprof compare: verdicts for a stored run against a baseline (a committed file, or the
+// stored history with --baseline history); the CI gate. Applies accept/ignore annotations
+// (and Perf-Accept commit trailers), checks the run's validity, prints a table, appends a
+// markdown summary to $GITHUB_STEP_SUMMARY and emits ::error / ::warning annotations under
+// GitHub Actions, records the verdicts in the database when it is writable; exit 1 on a
+// regression.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "harness/cli/commands.h"
+#include "harness/gate/annotations.h"
 #include "harness/gate/baseline.h"
 #include "harness/gate/compare.h"
+#include "harness/gate/history_baseline.h"
+#include "harness/gate/validity.h"
 #include "harness/report/verdicts.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
@@ -18,7 +30,8 @@ namespace {
 
 struct CompareArgs {
   std::string db, run = "latest", baseline, tolerance, markdown, json;
-  bool strict = false;
+  gate::HistoryOptions history;
+  bool strict = false, accept_from_commit = false, no_record = false;
 };
 
 double parse_percent(const std::string& s) {
@@ -41,28 +54,146 @@ void write_file(const std::string& path, const std::string& text, bool append) {
   out << text;
 }
 
+// `git <args>` in the working directory; nullopt when git fails.
+std::optional<std::string> git(const std::string& args) {
+  FILE* p = popen(("git " + args + " 2>/dev/null").c_str(), "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  if (pclose(p) != 0) return std::nullopt;
+  return out;
+}
+
+// The messages the trailers are read from: on a pull_request checkout HEAD is GitHub's merge
+// commit, whose own message names no trailer, so every commit the PR brings (HEAD^1..HEAD) is
+// read; elsewhere that range is HEAD alone. Needs the history (actions/checkout fetch-depth: 0);
+// a shallow clone falls back to HEAD's own message.
+std::vector<store::Annotation> commit_trailers(const core::Run& run) {
+  std::optional<std::string> message = git("log --format=%B HEAD^1..HEAD");
+  if (!message) message = git("log -1 --format=%B");
+  if (!message)
+    throw util::EnvironmentError("--accept-from-commit-message: `git log` failed here; run it "
+                                 "in the checkout of the commit under test");
+  std::string author = git("log -1 --format='%an <%ae>'").value_or("");
+  while (!author.empty() && (author.back() == '\n' || author.back() == '\r')) author.pop_back();
+  return gate::parse_accept_trailers(*message, run.id,
+                                     author.empty() ? "commit message" : author);
+}
+
+bool writable(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::absolute(path).parent_path();
+  // WAL needs the folder too (-wal and -shm files next to the database).
+  return access(path.c_str(), W_OK) == 0 && access(dir.c_str(), W_OK) == 0;
+}
+
+bool same_annotation(const store::Annotation& a, const store::Annotation& b) {
+  return a.kind == b.kind && a.case_glob == b.case_glob && a.run_id == b.run_id &&
+         a.reason == b.reason && a.author == b.author;
+}
+
 int compare(const CompareArgs& a) {
   gate::Options opts;
   if (!a.tolerance.empty()) opts.tolerance = parse_percent(a.tolerance);
   opts.strict = a.strict;
-  gate::Baseline baseline = gate::load_baseline(a.baseline);
 
-  store::Database db = store::Database::open(a.db, store::Database::Mode::read_only);
+  if (!std::filesystem::exists(a.db))
+    throw util::InputError(
+        util::Diagnostic{"--db", 0, 0, fmt::format("no database at {}; run `attnprof run` first", a.db)});
+  const bool record = !a.no_record && writable(a.db);
+  store::Database db = store::Database::open(
+      a.db, record ? store::Database::Mode::read_write : store::Database::Mode::read_only);
   std::optional<core::Run> run = db.load_run(a.run);
   if (!run)
     throw util::InputError(util::Diagnostic{
         "--run", 0, 0, fmt::format("no run \"{}\" in {}", a.run, a.db)});
 
+  const bool from_history = a.baseline == "history";
+  gate::Baseline baseline = from_history ? gate::history_baseline(db, *run, a.history)
+                                         : gate::load_baseline(a.baseline);
+  const std::string baseline_label = from_history ? "history:" + a.history.branch : a.baseline;
+  const std::string baseline_text = from_history ? baseline.path : a.baseline;
+
   std::vector<gate::CaseVerdict> verdicts = gate::compare(baseline, *run, opts);
+
+  std::vector<store::Annotation> notes = db.annotations();
+  if (a.accept_from_commit) {
+    for (auto& t : commit_trailers(*run)) {
+      bool known = false;
+      for (const auto& n : notes) known = known || same_annotation(n, t);
+      if (known) continue;
+      if (record) t.id = db.add_annotation(t);  // audited, and a boundary for history on main
+      fmt::print("Perf-Accept: {} in run {} by {}: {}\n", t.case_glob, run->id, t.author,
+                 t.reason);
+      notes.push_back(std::move(t));
+    }
+  }
+  gate::apply_annotations(verdicts, *run, notes);
+
+  const gate::RunValidity validity = gate::assess_run(verdicts);
+  if (!opts.strict) gate::mark_environmental(verdicts, validity);
+  const std::string validity_text =
+      validity.environmental
+          ? fmt::format("{}; {}", validity.reason,
+                        opts.strict ? "judged anyway (--strict)"
+                                    : "its regressions and improvements are inconclusive; "
+                                      "measure again")
+          : "";
+  const std::string validity_line =
+      validity_text.empty() ? "" : "environmental run: " + validity_text;
+
+  int accepted = 0, ignored = 0;
+  for (const auto& v : verdicts) {
+    accepted += v.verdict == gate::Verdict::accepted;
+    ignored += v.verdict == gate::Verdict::ignored;
+  }
+  fmt::print("baseline: {}\n", baseline_text);
   fmt::print("{}", report::verdict_table(verdicts));
   fmt::print("{}\n", report::verdict_counts(verdicts));
+  if (accepted || ignored) fmt::print("annotations: {} accepted, {} ignored\n", accepted, ignored);
+  if (!validity_line.empty()) fmt::print("{}\n", validity_line);
 
-  const std::string md = report::verdict_markdown(verdicts, *run, a.baseline);
+  std::string md = report::verdict_markdown(verdicts, *run, baseline_text);
+  std::string extra;
+  if (!validity_line.empty()) extra += "> **Environmental run:** " + validity_text + "\n\n";
+  if (accepted || ignored)
+    extra += fmt::format("Annotations: {} accepted, {} ignored (see the reasons below).\n\n",
+                         accepted, ignored);
+  if (!extra.empty()) {
+    // After the heading and the counts line, before the run line and the tables.
+    auto at = md.find("\n\n", md.find("\n\n") + 2);
+    md.insert(at == std::string::npos ? md.size() : at + 2, extra);
+  }
   if (!a.markdown.empty()) write_file(a.markdown, md, false);
   if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
     write_file(summary, md, true);
-  if (std::getenv("GITHUB_ACTIONS")) fmt::print("{}", report::verdict_annotations(verdicts));
-  if (!a.json.empty()) write_file(a.json, report::verdict_json(verdicts, *run), false);
+  if (std::getenv("GITHUB_ACTIONS")) {
+    fmt::print("{}", report::verdict_annotations(verdicts));
+    if (!validity_line.empty())
+      fmt::print("::warning title=attnprof environmental run::{}\n", validity.reason);
+  }
+  if (!a.json.empty()) {
+    nlohmann::json j = nlohmann::json::parse(report::verdict_json(verdicts, *run));
+    j["baseline"] = baseline_text;
+    j["validity"] = {{"environmental", validity.environmental},
+                     {"compared", validity.compared},
+                     {"slower", validity.slower},
+                     {"faster", validity.faster},
+                     {"reason", validity.reason}};
+    write_file(a.json, j.dump(2) + "\n", false);
+  }
+
+  if (record) {
+    std::vector<store::StoredVerdict> stored;
+    auto finite = [](double x) { return std::isfinite(x) ? std::optional<double>(x) : std::nullopt; };
+    for (const auto& v : verdicts)
+      stored.push_back({v.key, gate::to_string(v.verdict), baseline_label, finite(v.ratio),
+                        finite(v.ci_low), finite(v.ci_high), finite(v.p_adjusted), v.reason, 0});
+    db.write_verdicts(run->id, stored);
+  } else if (!a.no_record) {
+    fmt::print("note: {} is not writable; verdicts not recorded\n", a.db);
+  }
   return gate::exit_code(verdicts, opts);
 }
 
@@ -73,10 +204,27 @@ Action setup_compare(CLI::App& sub) {
   add_db_option(sub, a->db);
   sub.add_option("--run", a->run, "Run to judge: latest, an id or a unique id prefix")
       ->capture_default_str();
-  sub.add_option("--baseline", a->baseline, "Baseline file (baselines/<hardware>.yaml)")->required();
+  sub.add_option("--baseline", a->baseline,
+                 "Baseline file (baselines/<hardware>.yaml), or `history`: earlier runs of the "
+                 "baseline branch in the same environment")
+      ->required();
+  sub.add_option("--baseline-branch", a->history.branch,
+                 "With --baseline history: the branch whose runs are the baseline")
+      ->capture_default_str();
+  sub.add_option("--window", a->history.window,
+                 "With --baseline history: the newest N runs of each case")
+      ->capture_default_str();
+  sub.add_option("--min-runs", a->history.min_runs,
+                 "With --baseline history: fewer runs than this and the case is `new`")
+      ->capture_default_str();
   sub.add_option("--tolerance", a->tolerance,
                  "Tolerance for every case, e.g. 5% (default: each case's own, else 5%)");
-  sub.add_flag("--strict", a->strict, "Fail on inconclusive comparisons too");
+  sub.add_flag("--strict", a->strict,
+               "Fail on inconclusive comparisons too, and judge environmental runs anyway");
+  sub.add_flag("--accept-from-commit-message", a->accept_from_commit,
+               "Accept regressions named by `Perf-Accept: <glob> <reason>` trailers of the "
+               "commit(s) under test (git log)");
+  sub.add_flag("--no-record", a->no_record, "Do not store the verdicts in the database");
   sub.add_option("--markdown", a->markdown, "Also write the markdown report to this file");
   sub.add_option("--json", a->json, "Also write the verdicts as JSON to this file");
   return [a] { return compare(*a); };

@@ -29,6 +29,7 @@ Action setup_merge(CLI::App&);
 Action setup_prune(CLI::App&);
 Action setup_export(CLI::App&);
 Action setup_import(CLI::App&);
+Action setup_annotate(CLI::App&);
 
 // History filters as typed, shared by history, trend, changes and export (cmd_history.cpp).
 struct HistoryFilterText {
@@ -44,6 +45,8 @@ inline std::span<const Command> commands() {
       {"run", "Run scenarios, check and measure each case, store the run", setup_run},
       {"compare", "Compare a run against a baseline; exit 1 on a regression", setup_compare},
       {"baseline", "Write or refresh a baseline file from a stored run", setup_baseline},
+      {"annotate", "Record accept, reset or ignore decisions that compare honours",
+       setup_annotate},
       {"validate", "Check scenario files; print every error as file:line:col", setup_validate},
       {"list", "List the expanded cases; --shard i/n shows one CI shard's", setup_list},
       {"env", "Describe this machine: CPU, LibTorch, CUDA, devices", setup_env},
