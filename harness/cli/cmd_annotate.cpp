@@ -30,8 +30,7 @@ std::string default_author() {
 int list(store::Database& db) {
   for (const auto& a : db.annotations())
     fmt::print("#{} {} {:<6} {}{}{}{} by {}: {}\n", a.id, store::format_time(a.created_ns),
-               store::to_string(a.kind), a.case_glob,
-               a.run_id.empty() ? "" : " run " + a.run_id,
+               store::to_string(a.kind), a.case_glob, a.run_id.empty() ? "" : " run " + a.run_id,
                a.git_branch.empty() ? "" : " branch " + a.git_branch,
                a.env_fingerprint.empty() ? "" : " env " + a.env_fingerprint, a.author, a.reason);
   return util::exit_pass;
@@ -45,8 +44,8 @@ int annotate(const AnnotateArgs& o) {
   std::vector<util::Diagnostic> bad;
   auto kind = store::parse_annotation_kind(o.kind);
   if (!kind)
-    bad.push_back({"annotate", 0, 0,
-                   fmt::format("\"{}\" is not accept, reset, ignore or list", o.kind)});
+    bad.push_back(
+        {"annotate", 0, 0, fmt::format("\"{}\" is not accept, reset, ignore or list", o.kind)});
   if (o.case_glob.empty())
     bad.push_back({"--case", 0, 0, "a case glob is required (\"*\" for every case)"});
   if (o.reason.empty()) bad.push_back({"--reason", 0, 0, "a reason is required"});
@@ -64,7 +63,8 @@ int annotate(const AnnotateArgs& o) {
   a.env_fingerprint = o.env;
   // An accept names the run whose regressions it accepts; accepting for every run would be an
   // ignore that nobody meant.
-  const std::string run = o.run.empty() && a.kind == store::AnnotationKind::accept ? "latest" : o.run;
+  const std::string run =
+      o.run.empty() && a.kind == store::AnnotationKind::accept ? "latest" : o.run;
   if (!run.empty()) {
     auto info = db.find_run(run);
     if (!info)
@@ -73,8 +73,8 @@ int annotate(const AnnotateArgs& o) {
     a.run_id = info->id;
   }
   a.id = db.add_annotation(a);
-  fmt::print("annotation #{}: {} \"{}\"{} by {}: {}\n", a.id, store::to_string(a.kind),
-             a.case_glob, a.run_id.empty() ? "" : " in run " + a.run_id, a.author, a.reason);
+  fmt::print("annotation #{}: {} \"{}\"{} by {}: {}\n", a.id, store::to_string(a.kind), a.case_glob,
+             a.run_id.empty() ? "" : " in run " + a.run_id, a.author, a.reason);
   return util::exit_pass;
 }
 

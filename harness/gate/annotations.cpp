@@ -1,8 +1,7 @@
 #include "harness/gate/annotations.h"
 
-#include <fnmatch.h>
-
 #include <fmt/format.h>
+#include <fnmatch.h>
 
 #include <cctype>
 #include <map>
@@ -17,8 +16,7 @@ bool glob_match(const std::string& glob, const std::string& text) {
 }
 
 bool applies(const store::Annotation& a, const std::vector<std::string>& case_keys,
-             const std::string& run_id, const std::string& branch,
-             const std::string& fingerprint) {
+             const std::string& run_id, const std::string& branch, const std::string& fingerprint) {
   if (!a.run_id.empty() && a.run_id != run_id) return false;
   if (!a.git_branch.empty() && a.git_branch != branch) return false;
   if (!a.env_fingerprint.empty() && fingerprint.rfind(a.env_fingerprint, 0) != 0) return false;
@@ -58,8 +56,7 @@ int apply_annotations(std::vector<CaseVerdict>& verdicts, const core::Run& run,
       v.verdict = Verdict::ignored;
       v.reason = fmt::format("ignored by {}: {}; {}", who(*ignore), ignore->reason, was);
       ++changed;
-    } else if (accept &&
-               (v.verdict == Verdict::regression || v.verdict == Verdict::missing)) {
+    } else if (accept && (v.verdict == Verdict::regression || v.verdict == Verdict::missing)) {
       v.verdict = Verdict::accepted;
       v.reason = fmt::format("accepted by {}: {}; {}", who(*accept), accept->reason, was);
       ++changed;

@@ -26,8 +26,7 @@ bool glob_match(const std::string& glob, const std::string& text);
 // Whether `a` applies to the case (key plus aliases) in a run with this id, branch and
 // environment fingerprint.
 bool applies(const store::Annotation& a, const std::vector<std::string>& case_keys,
-             const std::string& run_id, const std::string& branch,
-             const std::string& fingerprint);
+             const std::string& run_id, const std::string& branch, const std::string& fingerprint);
 
 // Rewrites verdicts of `run` that an accept or ignore annotation covers; returns how many
 // changed. The reason keeps the original: "accepted by alice (#4): new tiling; was regression:

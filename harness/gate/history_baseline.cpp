@@ -38,16 +38,15 @@ std::optional<std::int64_t> segment_start(store::Database& db, const store::Anno
 }  // namespace
 
 std::string describe(const HistoryOptions& o, const std::string& fingerprint) {
-  return fmt::format("history of {} (newest {} runs, min {}, environment {})", o.branch,
-                     o.window, o.min_runs, fingerprint);
+  return fmt::format("history of {} (newest {} runs, min {}, environment {})", o.branch, o.window,
+                     o.min_runs, fingerprint);
 }
 
-Baseline history_baseline(store::Database& db, const core::Run& judged,
-                          const HistoryOptions& o) {
+Baseline history_baseline(store::Database& db, const core::Run& judged, const HistoryOptions& o) {
   if (o.min_runs < 2)
     throw util::InputError(util::Diagnostic{
-        "--min-runs", 0, 0, fmt::format("must be at least 2 (a spread needs two runs), got {}",
-                                         o.min_runs)});
+        "--min-runs", 0, 0,
+        fmt::format("must be at least 2 (a spread needs two runs), got {}", o.min_runs)});
   if (o.window < o.min_runs)
     throw util::InputError(util::Diagnostic{
         "--window", 0, 0,
@@ -111,7 +110,8 @@ Baseline history_baseline(store::Database& db, const core::Run& judged,
       if (cut && p.started_ns < cut->start) continue;
       bool ignored = false;
       for (const auto* a : run_ignores)
-        for (const auto& k : keys) ignored = ignored || (a->run_id == p.run_id && glob_match(a->case_glob, k));
+        for (const auto& k : keys)
+          ignored = ignored || (a->run_id == p.run_id && glob_match(a->case_glob, k));
       if (!ignored) kept.push_back(p);
     }
     if (kept.size() > static_cast<std::size_t>(o.window))
@@ -122,9 +122,9 @@ Baseline history_baseline(store::Database& db, const core::Run& judged,
           cut ? fmt::format(" since annotation #{} ({} by {}: {})", cut->a->id,
                             store::to_string(cut->a->kind), cut->a->author, cut->a->reason)
               : "";
-      b.notes[cr.spec.key] = fmt::format(
-          "{} earlier run(s) of this case on {} in this environment{}; {} needed", kept.size(),
-          o.branch, since, o.min_runs);
+      b.notes[cr.spec.key] =
+          fmt::format("{} earlier run(s) of this case on {} in this environment{}; {} needed",
+                      kept.size(), o.branch, since, o.min_runs);
       continue;
     }
     BaselineCase c;

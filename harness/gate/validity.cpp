@@ -13,8 +13,10 @@ RunValidity assess_run(const std::vector<CaseVerdict>& verdicts, const ValidityO
       case Verdict::regression:
       case Verdict::improvement:
       case Verdict::unchanged:
-      case Verdict::inconclusive: break;
-      default: continue;
+      case Verdict::inconclusive:
+        break;
+      default:
+        continue;
     }
     if (!std::isfinite(v.ratio) || v.ratio <= 0) continue;
     ++r.compared;

@@ -79,8 +79,8 @@ TEST_SUITE("gate::annotations") {
   TEST_CASE("accept does not cover a correctness failure; ignore covers anything and wins") {
     std::vector<gate::CaseVerdict> v{verdict("bert/prefill/a/eager", gate::Verdict::failed),
                                      verdict("llama/decode/c/eager", gate::Verdict::regression)};
-    CHECK(gate::apply_annotations(
-              v, judged(), {note(store::AnnotationKind::accept, "*", "run-b", 1)}) == 1);
+    CHECK(gate::apply_annotations(v, judged(),
+                                  {note(store::AnnotationKind::accept, "*", "run-b", 1)}) == 1);
     CHECK(v[0].verdict == gate::Verdict::failed);
     v[1] = verdict("llama/decode/c/eager", gate::Verdict::regression);
     // Written under the case's old name, with no run: every run.
@@ -96,8 +96,8 @@ TEST_SUITE("gate::annotations") {
   TEST_CASE("a missing case can be accepted; a reset changes no verdict") {
     std::vector<gate::CaseVerdict> v{verdict("gone/x", gate::Verdict::missing),
                                      verdict("bert/prefill/a/eager", gate::Verdict::regression)};
-    CHECK(gate::apply_annotations(v, judged(),
-                                  {note(store::AnnotationKind::reset, "*", "", 1)}) == 0);
+    CHECK(gate::apply_annotations(v, judged(), {note(store::AnnotationKind::reset, "*", "", 1)}) ==
+          0);
     gate::apply_annotations(v, judged(), {note(store::AnnotationKind::accept, "gone/*", "", 2)});
     CHECK(v[0].verdict == gate::Verdict::accepted);
     CHECK(v[1].verdict == gate::Verdict::regression);

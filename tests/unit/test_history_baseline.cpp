@@ -1,9 +1,8 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "harness/gate/compare.h"
 #include "harness/gate/history_baseline.h"
@@ -90,9 +89,9 @@ struct History {
 TEST_SUITE("gate::history_baseline") {
   TEST_CASE("main-branch runs of the same environment before the judged run, oldest first") {
     History h(8);
-    h.db.write_run(run(3, 5e5, "feature"));             // a PR's run: not a baseline
-    h.db.write_run(run(4, 5e5, "main", "Other CPU"));   // another machine: never compared
-    h.db.write_run(run(20, 5e5));                       // after the judged run
+    h.db.write_run(run(3, 5e5, "feature"));            // a PR's run: not a baseline
+    h.db.write_run(run(4, 5e5, "main", "Other CPU"));  // another machine: never compared
+    h.db.write_run(run(20, 5e5));                      // after the judged run
     core::Run judged = run(10, 1e5, "feature");
     h.db.write_run(judged);
     gate::Baseline b = gate::history_baseline(h.db, judged);
@@ -120,8 +119,9 @@ TEST_SUITE("gate::history_baseline") {
     o.min_runs = 13;
     gate::Baseline b = gate::history_baseline(h.db, judged, o);
     CHECK(b.cases.empty());
-    CHECK(b.notes.at(kA) == "12 earlier run(s) of this case on main in this environment; 13 "
-                            "needed");
+    CHECK(b.notes.at(kA) ==
+          "12 earlier run(s) of this case on main in this environment; 13 "
+          "needed");
     // compare() says so in the `new` verdict.
     auto v = gate::compare(b, judged);
     REQUIRE(v.size() == 2);
@@ -140,8 +140,9 @@ TEST_SUITE("gate::history_baseline") {
     h.note(store::AnnotationKind::reset, kA, "", 9 * kHour + 1);
     b = gate::history_baseline(h.db, judged);
     CHECK(b.cases.count(kA) == 0);
-    CHECK(b.notes.at(kA) == "1 earlier run(s) of this case on main in this environment since "
-                            "annotation #2 (reset by bob: new kernel); 5 needed");
+    CHECK(b.notes.at(kA) ==
+          "1 earlier run(s) of this case on main in this environment since "
+          "annotation #2 (reset by bob: new kernel); 5 needed");
     // A reset without a run cuts at its creation time; one scoped to another branch does not
     // apply to main's history, however new.
     History h2(10);

@@ -45,8 +45,9 @@ TEST_SUITE("gate::validity") {
     auto v = verdicts(7, 0, 13);  // 35%
     auto r = gate::assess_run(v);
     REQUIRE(r.environmental);
-    CHECK(r.reason == "7 of 20 compared cases (35%) are slower beyond their tolerance, more than "
-                      "30%: that looks like the machine, not the code");
+    CHECK(r.reason ==
+          "7 of 20 compared cases (35%) are slower beyond their tolerance, more than "
+          "30%: that looks like the machine, not the code");
     CHECK(gate::mark_environmental(v, r) == 7);
     CHECK(v[0].verdict == gate::Verdict::inconclusive);
     CHECK(v[0].reason == "environmental run, so not judged (would be regression: r)");
@@ -68,8 +69,9 @@ TEST_SUITE("gate::validity") {
     auto v = verdicts(3, 3, 14);  // 15% each way
     auto r = gate::assess_run(v);
     REQUIRE(r.environmental);
-    CHECK(r.reason == "slowdowns and speed-ups are both widespread (3 slower, 3 faster of 20 "
-                      "compared cases, each more than 10%): that looks like noise, not the code");
+    CHECK(r.reason ==
+          "slowdowns and speed-ups are both widespread (3 slower, 3 faster of 20 "
+          "compared cases, each more than 10%): that looks like noise, not the code");
     CHECK(gate::mark_environmental(v, r) == 6);
     CHECK(v[3].verdict == gate::Verdict::inconclusive);
   }
