@@ -44,8 +44,8 @@ double parse_percent(const std::string& s) {
     if (used == t.size() && v >= 0) return pct ? v / 100 : v;
   } catch (const std::exception&) {
   }
-  throw util::InputError(util::Diagnostic{"--tolerance", 0, 0,
-                                          fmt::format("\"{}\" is not a tolerance like 5% or 0.05", s)});
+  throw util::InputError(util::Diagnostic{
+      "--tolerance", 0, 0, fmt::format("\"{}\" is not a tolerance like 5% or 0.05", s)});
 }
 
 void write_file(const std::string& path, const std::string& text, bool append) {
@@ -73,12 +73,12 @@ std::vector<store::Annotation> commit_trailers(const core::Run& run) {
   std::optional<std::string> message = git("log --format=%B HEAD^1..HEAD");
   if (!message) message = git("log -1 --format=%B");
   if (!message)
-    throw util::EnvironmentError("--accept-from-commit-message: `git log` failed here; run it "
-                                 "in the checkout of the commit under test");
+    throw util::EnvironmentError(
+        "--accept-from-commit-message: `git log` failed here; run it "
+        "in the checkout of the commit under test");
   std::string author = git("log -1 --format='%an <%ae>'").value_or("");
   while (!author.empty() && (author.back() == '\n' || author.back() == '\r')) author.pop_back();
-  return gate::parse_accept_trailers(*message, run.id,
-                                     author.empty() ? "commit message" : author);
+  return gate::parse_accept_trailers(*message, run.id, author.empty() ? "commit message" : author);
 }
 
 bool writable(const std::string& path) {
@@ -99,19 +99,19 @@ int compare(const CompareArgs& a) {
   opts.strict = a.strict;
 
   if (!std::filesystem::exists(a.db))
-    throw util::InputError(
-        util::Diagnostic{"--db", 0, 0, fmt::format("no database at {}; run `attnprof run` first", a.db)});
+    throw util::InputError(util::Diagnostic{
+        "--db", 0, 0, fmt::format("no database at {}; run `attnprof run` first", a.db)});
   const bool record = !a.no_record && writable(a.db);
   store::Database db = store::Database::open(
       a.db, record ? store::Database::Mode::read_write : store::Database::Mode::read_only);
   std::optional<core::Run> run = db.load_run(a.run);
   if (!run)
-    throw util::InputError(util::Diagnostic{
-        "--run", 0, 0, fmt::format("no run \"{}\" in {}", a.run, a.db)});
+    throw util::InputError(
+        util::Diagnostic{"--run", 0, 0, fmt::format("no run \"{}\" in {}", a.run, a.db)});
 
   const bool from_history = a.baseline == "history";
-  gate::Baseline baseline = from_history ? gate::history_baseline(db, *run, a.history)
-                                         : gate::load_baseline(a.baseline);
+  gate::Baseline baseline =
+      from_history ? gate::history_baseline(db, *run, a.history) : gate::load_baseline(a.baseline);
   const std::string baseline_label = from_history ? "history:" + a.history.branch : a.baseline;
   const std::string baseline_text = from_history ? baseline.path : a.baseline;
 
@@ -124,8 +124,7 @@ int compare(const CompareArgs& a) {
       for (const auto& n : notes) known = known || same_annotation(n, t);
       if (known) continue;
       if (record) t.id = db.add_annotation(t);  // audited, and a boundary for history on main
-      fmt::print("Perf-Accept: {} in run {} by {}: {}\n", t.case_glob, run->id, t.author,
-                 t.reason);
+      fmt::print("Perf-Accept: {} in run {} by {}: {}\n", t.case_glob, run->id, t.author, t.reason);
       notes.push_back(std::move(t));
     }
   }
@@ -186,7 +185,9 @@ int compare(const CompareArgs& a) {
 
   if (record) {
     std::vector<store::StoredVerdict> stored;
-    auto finite = [](double x) { return std::isfinite(x) ? std::optional<double>(x) : std::nullopt; };
+    auto finite = [](double x) {
+      return std::isfinite(x) ? std::optional<double>(x) : std::nullopt;
+    };
     for (const auto& v : verdicts)
       stored.push_back({v.key, gate::to_string(v.verdict), baseline_label, finite(v.ratio),
                         finite(v.ci_low), finite(v.ci_high), finite(v.p_adjusted), v.reason, 0});
