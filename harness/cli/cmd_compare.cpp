@@ -142,28 +142,14 @@ int compare(const CompareArgs& a) {
   const std::string validity_line =
       validity_text.empty() ? "" : "environmental run: " + validity_text;
 
-  int accepted = 0, ignored = 0;
-  for (const auto& v : verdicts) {
-    accepted += v.verdict == gate::Verdict::accepted;
-    ignored += v.verdict == gate::Verdict::ignored;
-  }
   fmt::print("baseline: {}\n", baseline_text);
   fmt::print("{}", report::verdict_table(verdicts));
   fmt::print("{}\n", report::verdict_counts(verdicts));
-  if (accepted || ignored) fmt::print("annotations: {} accepted, {} ignored\n", accepted, ignored);
   if (!validity_line.empty()) fmt::print("{}\n", validity_line);
 
-  std::string md = report::verdict_markdown(verdicts, *run, baseline_text);
-  std::string extra;
-  if (!validity_line.empty()) extra += "> **Environmental run:** " + validity_text + "\n\n";
-  if (accepted || ignored)
-    extra += fmt::format("Annotations: {} accepted, {} ignored (see the reasons below).\n\n",
-                         accepted, ignored);
-  if (!extra.empty()) {
-    // After the heading and the counts line, before the run line and the tables.
-    auto at = md.find("\n\n", md.find("\n\n") + 2);
-    md.insert(at == std::string::npos ? md.size() : at + 2, extra);
-  }
+  std::vector<std::string> md_notes;
+  if (!validity_line.empty()) md_notes.push_back("**Environmental run:** " + validity_text);
+  const std::string md = report::verdict_markdown(verdicts, *run, baseline_text, md_notes);
   if (!a.markdown.empty()) write_file(a.markdown, md, false);
   if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
     write_file(summary, md, true);

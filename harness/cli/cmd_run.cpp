@@ -3,12 +3,16 @@
 // cost matrix, and store the run in the SQLite history in one transaction.
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <set>
 #include <fnmatch.h>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
-#include "harness/costmatrix/table.h"
 #include "harness/env/environment.h"
 #include "harness/kernel/plugin.h"
 #include "harness/kernel/registry.h"
@@ -31,6 +35,8 @@ struct RunArgs {
   bool no_trace = false;
   bool require_hardware = false;
   int cost_rows = 8;
+  std::string sort;
+  std::string perfetto_dir;
   RunMetadata meta;
 };
 
@@ -64,8 +70,12 @@ int run(const RunArgs& a) {
   store::Database db = store::Database::open(a.db);
 
   env::Description env = env::describe();
+  if (!a.sort.empty()) sort_or_bad_input({}, a.sort, 1);  // a bad key fails before the run
+  if (!a.perfetto_dir.empty() && mkdir(a.perfetto_dir.c_str(), 0777) != 0 && errno != EEXIST)
+    throw util::EnvironmentError(
+        fmt::format("{}: cannot create the Perfetto folder: {}", a.perfetto_dir, std::strerror(errno)));
   runner::Runner runner(env, {.trace = !a.no_trace, .require_hardware = a.require_hardware,
-                              .threads = a.threads});
+                              .threads = a.threads, .perfetto_dir = a.perfetto_dir});
   core::Run run;
   a.meta.fill(run);
   run.started_ns = now_ns();
@@ -83,13 +93,19 @@ int run(const RunArgs& a) {
     run.cases.push_back(std::move(r));
   }
   run.ended_ns = now_ns();
-  // The run's environment is the device of its cases (a suite targets one kind of hardware).
+  // The run's environment is the device of its cases (a suite targets one kind of hardware),
+  // with the CPU thread count the cases actually ran with.
+  std::set<int> threads;
+  for (const auto& r : run.cases)
+    if (r.status == core::CaseStatus::ok) threads.insert(r.spec.hardware.threads);
+  if (threads.size() == 1) env.torch_threads = *threads.begin();
   run.env = env::fingerprint_for(env, cases.empty() ? "cpu" : cases.front().hardware.device);
+  if (threads.size() > 1) run.env.fields["cpu.threads"] = "mixed";
 
   fmt::print("\n{}", report::results_table(run));
   for (const auto& r : run.cases) {
     if (r.cost.empty() || a.cost_rows <= 0) continue;
-    fmt::print("\ncost matrix: {}\n{}", r.spec.key, costmatrix::render_table(r.cost, "", a.cost_rows));
+    fmt::print("\ncost matrix: {}\n{}", r.spec.key, sort_or_bad_input(r.cost, a.sort, a.cost_rows));
   }
   const std::string id = db.write_run(run);
   fmt::print("\n{}\nrun {} stored in {}\n", report::status_counts(run), id, a.db);
@@ -118,6 +134,9 @@ Action setup_run(CLI::App& sub) {
   sub.add_flag("--require-hardware", a->require_hardware,
                "Fail (not skip) cases whose device or GPU pattern this machine does not match");
   sub.add_option("--cost-rows", a->cost_rows, "Rows of each case's cost matrix to print (0: none)");
+  sub.add_option("--sort", a->sort, "Cost-matrix column to sort by (see `attnprof show --help`)");
+  sub.add_option("--perfetto", a->perfetto_dir,
+                 "Write each case's traced pass as a Perfetto/Chrome trace (JSON) into this folder");
   a->meta.add_options(sub);
   return [a] { return run(*a); };
 }

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/costmatrix/table.h"
 #include "harness/store/database.h"
 #include "harness/store/render.h"
 #include "harness/util/error.h"
@@ -14,12 +15,18 @@ namespace attnprof::cli {
 
 Action setup_show(CLI::App& sub) {
   struct Opts {
-    std::string db, run = "latest", case_glob;
+    std::string db, run = "latest", case_glob, sort;
+    int rows = 0;
   };
   auto o = std::make_shared<Opts>();
   add_db_option(sub, o->db);
   sub.add_option("run", o->run, "latest (default), a run id or a unique prefix of one");
   sub.add_option("--case", o->case_glob, "Print the cost matrix of the cases matching this glob");
+  sub.add_option("--sort", o->sort,
+                 "Cost-matrix column to sort by: cpu_self, cpu_total, device_self, device_total, "
+                 "calls, bytes, share, launches, name, or torch's names (default: device self "
+                 "time on a GPU, else CPU self time)");
+  sub.add_option("--rows", o->rows, "Cost-matrix rows to show (default: all)");
   return [o] {
     auto db = store::Database::open(o->db, store::Database::Mode::read_only);
     auto run = db.load_run(o->run);
@@ -42,7 +49,7 @@ Action setup_show(CLI::App& sub) {
     int shown = 0;
     for (const auto& c : run->cases) {
       if (sqlite3_strglob(o->case_glob.c_str(), c.spec.key.c_str()) != 0) continue;
-      fmt::print("\n{}", store::format_cost_matrix(c));
+      fmt::print("\ncost matrix: {}\n{}", c.spec.key, sort_or_bad_input(c.cost, o->sort, o->rows));
       ++shown;
     }
     if (shown == 0)

@@ -9,6 +9,7 @@
 #include "harness/cli/commands.h"
 #include "harness/store/history.h"
 #include "harness/store/render.h"
+#include "harness/util/format.h"
 
 namespace attnprof::cli {
 
@@ -37,7 +38,7 @@ Action setup_trend(CLI::App& sub) {
       const auto& [case_key, metric, env] = key;
       const bool ns = metric.ends_with("_ns");
       auto show = [&](double x) {
-        return ns ? store::format_duration_ns(x) : fmt::format("{:.4g}", x);
+        return ns ? util::format_duration(x) : fmt::format("{:.4g}", x);
       };
       fmt::print("{}  [{} env {}]\n  {}  {} -> {} ({:+.1f}%), {} runs, {}..{}\n", case_key, metric,
                  env, store::sparkline(v), show(v.front()), show(v.back()),

@@ -5,6 +5,10 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
 
 namespace attnprof::cli {
 
@@ -19,5 +23,9 @@ struct Command {
 // Options shared by the subcommands that touch the history database.
 // Order: --db flag, then $ATTNPROF_DB, then ./attnprof.db.
 void add_db_option(CLI::App& sub, std::string& path);
+
+// costmatrix::render_table, with a bad --sort key reported as bad input (exit 2).
+std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std::string& sort,
+                              int row_limit);
 
 }  // namespace attnprof::cli

@@ -7,6 +7,7 @@
 
 #include "harness/cli/command.h"
 #include "harness/cli/commands.h"
+#include "harness/costmatrix/table.h"
 #include "harness/util/error.h"
 
 namespace attnprof::cli {
@@ -15,6 +16,15 @@ void add_db_option(CLI::App& sub, std::string& path) {
   const char* env = std::getenv("ATTNPROF_DB");
   path = env && *env ? env : "attnprof.db";
   sub.add_option("--db", path, "SQLite history (default: $ATTNPROF_DB, else ./attnprof.db)");
+}
+
+std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std::string& sort,
+                              int row_limit) {
+  try {
+    return costmatrix::render_table(rows, sort, row_limit);
+  } catch (const std::invalid_argument& e) {
+    throw util::InputError(util::Diagnostic{"--sort", 0, 0, e.what()});
+  }
 }
 
 }  // namespace attnprof::cli

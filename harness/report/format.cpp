@@ -8,18 +8,6 @@
 
 namespace attnprof::report {
 
-std::string format_duration(double ns) {
-  auto three = [](double v, const char* unit) {
-    if (v >= 100) return fmt::format("{:.0f} {}", v, unit);
-    if (v >= 10) return fmt::format("{:.1f} {}", v, unit);
-    return fmt::format("{:.2f} {}", v, unit);
-  };
-  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
-  if (ns < 1e6) return three(ns / 1e3, "us");
-  if (ns < 1e9) return three(ns / 1e6, "ms");
-  return three(ns / 1e9, "s");
-}
-
 namespace {
 
 // Right-aligned cells: a number, optionally followed by a unit ("12.3 us", "+4.50%", "1.02x").

@@ -1,13 +1,10 @@
-// Text building blocks shared by the reporters: durations with units, aligned tables.
+// Text building blocks shared by the reporters: aligned plain-text and markdown tables.
 #pragma once
 
 #include <string>
 #include <vector>
 
 namespace attnprof::report {
-
-// "812 ns", "12.3 us", "4.56 ms", "1.23 s": three significant figures, fixed units.
-std::string format_duration(double ns);
 
 // A plain-text table with a header row and columns aligned; numeric-looking cells right-aligned.
 class Table {

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "harness/report/format.h"
+#include "harness/util/format.h"
 
 namespace attnprof::report {
 
@@ -13,7 +14,7 @@ std::string results_table(const core::Run& run) {
   for (const auto& r : run.cases) {
     std::string median, ci, n, tflops, gbps;
     if (r.status == core::CaseStatus::ok && r.summary.n > 0) {
-      median = format_duration(r.summary.median_ns);
+      median = util::format_duration(r.summary.median_ns);
       const double half = (r.summary.ci_high_ns - r.summary.ci_low_ns) / 2;
       ci = fmt::format("{:.2f}%", 100 * half / r.summary.median_ns);
       n = std::to_string(r.summary.n);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/report/format.h"
+#include "harness/util/format.h"
 
 namespace attnprof::report {
 namespace {
@@ -23,7 +24,7 @@ std::string interval(const gate::CaseVerdict& v) {
   return fmt::format("[{:+.2f}%, {:+.2f}%]", 100 * (v.ci_low - 1), 100 * (v.ci_high - 1));
 }
 
-std::string duration_or_empty(double ns) { return ns > 0 ? format_duration(ns) : ""; }
+std::string duration_or_empty(double ns) { return ns > 0 ? util::format_duration(ns) : ""; }
 
 int severity(Verdict v) {
   switch (v) {
@@ -31,11 +32,13 @@ int severity(Verdict v) {
     case Verdict::failed: return 1;
     case Verdict::missing: return 2;
     case Verdict::inconclusive: return 3;
-    case Verdict::improvement: return 4;
-    case Verdict::new_case: return 5;
-    case Verdict::unchanged: return 6;
+    case Verdict::accepted: return 4;
+    case Verdict::improvement: return 5;
+    case Verdict::new_case: return 6;
+    case Verdict::ignored: return 7;
+    case Verdict::unchanged: return 8;
   }
-  return 7;
+  return 9;
 }
 
 // Annotation text must not break the "::cmd::message" syntax (GitHub's escaping rules).
@@ -64,15 +67,19 @@ std::string verdict_table(const std::vector<gate::CaseVerdict>& v) {
 std::string verdict_counts(const std::vector<gate::CaseVerdict>& v) {
   std::map<Verdict, int> n;
   for (const auto& c : v) ++n[c.verdict];
-  return fmt::format(
+  std::string out = fmt::format(
       "gate: {} regression, {} failed, {} missing, {} inconclusive, {} improvement, {} new, {} "
       "unchanged",
       n[Verdict::regression], n[Verdict::failed], n[Verdict::missing], n[Verdict::inconclusive],
       n[Verdict::improvement], n[Verdict::new_case], n[Verdict::unchanged]);
+  if (n[Verdict::accepted] || n[Verdict::ignored])
+    out += fmt::format(", {} accepted, {} ignored", n[Verdict::accepted], n[Verdict::ignored]);
+  return out;
 }
 
 std::string verdict_markdown(const std::vector<gate::CaseVerdict>& v, const core::Run& run,
-                             const std::string& baseline_path) {
+                             const std::string& baseline_path,
+                             const std::vector<std::string>& notes) {
   std::vector<const gate::CaseVerdict*> sorted;
   for (const auto& c : v) sorted.push_back(&c);
   std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
@@ -91,6 +98,7 @@ std::string verdict_markdown(const std::vector<gate::CaseVerdict>& v, const core
 
   std::string md = "## attnprof gate\n\n";
   md += verdict_counts(v) + "\n\n";
+  for (const auto& note : notes) md += "> " + note + "\n\n";
   md += fmt::format("Run `{}` at commit `{}` on `{}` (environment `{}`), against `{}`.\n\n",
                     run.id, run.git_commit.empty() ? "unknown" : run.git_commit.substr(0, 12),
                     run.env.fields.count("device.name") ? run.env.fields.at("device.name") : "?",

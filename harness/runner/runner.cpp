@@ -89,7 +89,7 @@ core::CaseResult Runner::run(const core::Case& c) {
     r.metrics["measure.warmup_calls"] = m.warmup_calls;
     add_roofline_metrics(r);
 #ifdef ATTNPROF_HAVE_TRACE
-    if (m_options.trace && c.measure.trace) traced_pass(c, m_env, work, r);
+    if (m_options.trace && c.measure.trace) traced_pass(c, m_env, work, r, m_options.perfetto_dir);
 #endif
   } catch (const kernel::Unsupported& e) {
     return with_status(c, core::CaseStatus::skipped, e.what());

@@ -1,21 +1,36 @@
 #include "harness/runner/traced_pass.h"
 
+#include <fstream>
+
 #include "harness/costmatrix/cost_matrix.h"
+#include "harness/costmatrix/perfetto.h"
 #include "harness/costmatrix/roofline.h"
 #include "harness/kernel/registry.h"
 #include "harness/runner/workload.h"
 #include "harness/trace/tracer.h"
+#include "harness/util/error.h"
 
 namespace attnprof::runner {
 
 void traced_pass(const core::Case& c, const env::Description& env,
-                 const std::function<at::Tensor()>& work, core::CaseResult& r) {
+                 const std::function<at::Tensor()>& work, core::CaseResult& r,
+                 const std::string& perfetto_dir) {
   const bool cuda = c.hardware.device.rfind("cuda", 0) == 0;
   trace::Options opts;
   std::string why_not;
   opts.device = cuda && trace::device_tracing_available(&why_not);
   trace::Trace t = trace::record([&] { work(); }, opts);
   r.cost = costmatrix::build(t);
+  for (const auto& [device, bytes] : t.peak_bytes) r.metrics["memory.peak_bytes." + device] = double(bytes);
+  if (!perfetto_dir.empty()) {
+    std::string name = c.key;
+    for (char& ch : name)
+      if (ch == '/') ch = '_';
+    const std::string path = perfetto_dir + "/" + name + ".json";
+    std::ofstream out(path);
+    if (!(out << costmatrix::perfetto_json(t)))
+      throw util::EnvironmentError(path + ": cannot write the Perfetto trace");
+  }
 
   double peak_gbps = c.hardware.peak_gbps.value_or(0);
   double peak_tflops = c.hardware.peak_tflops.value_or(0);

@@ -12,7 +12,9 @@
 
 namespace attnprof::runner {
 
+// With a perfetto_dir, the trace is also written there as a Chrome/Perfetto JSON file.
 void traced_pass(const core::Case& c, const env::Description& env,
-                 const std::function<at::Tensor()>& work, core::CaseResult& r);
+                 const std::function<at::Tensor()>& work, core::CaseResult& r,
+                 const std::string& perfetto_dir = "");
 
 }  // namespace attnprof::runner

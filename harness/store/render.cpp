@@ -1,5 +1,7 @@
 #include "harness/store/render.h"
 
+#include "harness/util/format.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -121,14 +123,6 @@ std::optional<std::int64_t> parse_time(std::string_view text, std::int64_t now_n
   return static_cast<std::int64_t>(timegm(&tm)) * 1'000'000'000LL;
 }
 
-std::string format_duration_ns(double ns) {
-  const double a = std::fabs(ns);
-  if (a >= 1e9) return fmt::format("{:.3g} s", ns / 1e9);
-  if (a >= 1e6) return fmt::format("{:.3g} ms", ns / 1e6);
-  if (a >= 1e3) return fmt::format("{:.3g} us", ns / 1e3);
-  return fmt::format("{:.3g} ns", ns);
-}
-
 std::string format_history(const std::vector<HistoryRow>& rows, Format format) {
   if (format == Format::json) {
     json out = json::array();
@@ -213,37 +207,10 @@ std::string format_run(const core::Run& run) {
   cells.push_back({"case", "status", "median", "samples", "note"});
   for (const auto& c : run.cases)
     cells.push_back({c.spec.key, core::to_string(c.status),
-                     c.summary.n ? format_duration_ns(c.summary.median_ns) : "-",
+                     c.summary.n ? util::format_duration(c.summary.median_ns) : "-",
                      std::to_string(c.samples.size()), c.message});
   return out + table(cells);
 }
 
-std::string format_cost_matrix(const core::CaseResult& result) {
-  std::vector<const core::CostRow*> rows;
-  bool device = false;
-  for (const auto& r : result.cost) {
-    rows.push_back(&r);
-    device = device || r.device_self_ns > 0;
-  }
-  std::stable_sort(rows.begin(), rows.end(), [&](auto* a, auto* b) {
-    return device ? a->device_self_ns > b->device_self_ns : a->cpu_self_ns > b->cpu_self_ns;
-  });
-  std::string out = fmt::format("{}: {} ops, ranked by {} self time\n", result.spec.key,
-                                rows.size(), device ? "device" : "CPU");
-  if (rows.empty()) return out;
-  std::vector<std::vector<std::string>> cells;
-  cells.push_back({"op", "calls", "cpu self", "cpu total", "dev self", "dev total", "share",
-                   "alloc", "kernels", "shapes"});
-  for (const auto* r : rows) {
-    int launches = 0;
-    for (const auto& k : r->kernels) launches += k.second;
-    cells.push_back({r->op, std::to_string(r->calls), format_duration_ns(r->cpu_self_ns),
-                     format_duration_ns(r->cpu_total_ns), format_duration_ns(r->device_self_ns),
-                     format_duration_ns(r->device_total_ns), fmt::format("{:.1f}%", 100 * r->share),
-                     std::to_string(r->bytes_allocated),
-                     fmt::format("{}/{}", r->kernels.size(), launches), r->input_shapes});
-  }
-  return out + table(cells);
-}
 
 }  // namespace attnprof::store

@@ -1,16 +1,19 @@
 #include <doctest/doctest.h>
 
 #include "harness/report/format.h"
+#include "harness/util/format.h"
 
 using namespace attnprof;
 
 TEST_SUITE("report::format") {
   TEST_CASE("durations keep three significant figures with fixed units") {
-    CHECK(report::format_duration(812) == "812 ns");
-    CHECK(report::format_duration(12345) == "12.3 us");
-    CHECK(report::format_duration(4.56e6) == "4.56 ms");
-    CHECK(report::format_duration(123.4e6) == "123 ms");
-    CHECK(report::format_duration(1.234e9) == "1.23 s");
+    CHECK(util::format_duration(812) == "812 ns");
+    CHECK(util::format_duration(12345) == "12.3 us");
+    CHECK(util::format_duration(4.56e6) == "4.56 ms");
+    CHECK(util::format_duration(123.4e6) == "123 ms");
+    CHECK(util::format_duration(1.234e9) == "1.23 s");
+    CHECK(util::format_duration(999.96e3) == "1.00 ms");
+    CHECK(util::format_duration(-2500) == "-2.50 us");
   }
 
   TEST_CASE("numbers align right, text left, the last column unpadded") {

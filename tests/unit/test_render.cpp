@@ -55,29 +55,6 @@ TEST_SUITE("store::render") {
     CHECK(store::format_history({}, Format::table) == "no matching history\n");
   }
 
-  TEST_CASE("a cost matrix is ranked by device self time when there is one") {
-    core::CaseResult r;
-    r.spec.key = "m/k";
-    core::CostRow a, b;
-    a.op = "aten::softmax";
-    a.calls = 1;
-    a.device_self_ns = 2000;
-    a.share = 0.25;
-    b.op = "aten::bmm";
-    b.calls = 2;
-    b.cpu_self_ns = 1500;
-    b.device_self_ns = 6000;
-    b.share = 0.75;
-    b.kernels = {{"gemm_a", 1}, {"gemm_b", 1}};
-    b.input_shapes = "[[1,2],[2,3]]";
-    r.cost = {a, b};
-    CHECK(store::format_cost_matrix(r) ==
-          "m/k: 2 ops, ranked by device self time\n"
-          "op             calls  cpu self  cpu total  dev self  dev total  share  alloc  kernels  shapes\n"
-          "aten::bmm      2      1.5 us    0 ns       6 us      0 ns       75.0%  0      2/2      [[1,2],[2,3]]\n"
-          "aten::softmax  1      0 ns      0 ns       2 us      0 ns       25.0%  0      0/0\n");
-  }
-
   TEST_CASE("times: printed in UTC, read as dates, date-times or days ago") {
     CHECK(store::format_time(0) == "1970-01-01T00:00:00Z");
     const std::int64_t s = 1'000'000'000;
@@ -88,13 +65,6 @@ TEST_SUITE("store::render") {
     CHECK_FALSE(store::parse_time("yesterday", 0));
     CHECK_FALSE(store::parse_time("2025-13-01", 0));
     CHECK_FALSE(store::parse_time("2025-11-30x", 0));
-  }
-
-  TEST_CASE("durations pick their unit") {
-    CHECK(store::format_duration_ns(950) == "950 ns");
-    CHECK(store::format_duration_ns(12'345) == "12.3 us");
-    CHECK(store::format_duration_ns(4'560'000) == "4.56 ms");
-    CHECK(store::format_duration_ns(2.5e9) == "2.5 s");
   }
 
   TEST_CASE("formats by name") {
