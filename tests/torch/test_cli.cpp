@@ -74,6 +74,32 @@ workloads:
     kernels: [eager]
 )";
 
+// A baseline file with every timing divided by `factor` (medians, quartiles, CIs, samples; not
+// counts or names): the run then looks `factor` times slower than its baseline.
+std::string faster_baseline(const std::string& text, double factor) {
+  static const std::regex number(R"(([0-9]+\.?[0-9]*(e[+-]?[0-9]+)?))");
+  std::stringstream lines(text);
+  std::string line, out;
+  while (std::getline(lines, line)) {
+    const bool continuation = line.find_first_not_of(" 0123456789.,e+-]") == std::string::npos &&
+                              line.find_first_of("0123456789") != std::string::npos;
+    if (line.find("_ns:") != std::string::npos || continuation) {
+      const size_t colon = line.find(':');  // the key's own digits (q1_ns) stay as they are
+      std::string scaled = colon == std::string::npos ? "" : line.substr(0, colon + 1);
+      size_t last = colon == std::string::npos ? 0 : colon + 1;
+      for (auto m = std::sregex_iterator(line.begin() + last, line.end(), number);
+           m != std::sregex_iterator(); ++m) {
+        const size_t at = (colon == std::string::npos ? 0 : colon + 1) + m->position();
+        scaled += line.substr(last, at - last) + std::to_string(std::stod(m->str()) / factor);
+        last = at + m->length();
+      }
+      line = scaled + line.substr(last);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("cli") {
@@ -140,41 +166,74 @@ TEST_SUITE("cli") {
     CHECK(same.out.find("0 regression") != std::string::npos);
 
     // A baseline three times faster than this run: the run is a regression, exit 1.
-    std::string fast = base;
-    std::regex number(R"((median_ns|q1_ns|q3_ns|ci_low_ns|ci_high_ns): ([0-9.e+]+))");
-    std::string scaled;
-    auto it = std::sregex_iterator(fast.begin(), fast.end(), number);
-    size_t last = 0;
-    for (; it != std::sregex_iterator(); ++it) {
-      scaled += fast.substr(last, it->position() - last);
-      scaled += (*it)[1].str() + ": " + std::to_string(std::stod((*it)[2].str()) / 3);
-      last = it->position() + it->length();
-    }
-    scaled += fast.substr(last);
-    // Samples too: every number in a samples_ns list.
-    std::regex samples(R"(samples_ns: \[([^\]]*)\])");
-    std::string out;
-    last = 0;
-    for (auto s = std::sregex_iterator(scaled.begin(), scaled.end(), samples);
-         s != std::sregex_iterator(); ++s) {
-      out += scaled.substr(last, s->position() - last) + "samples_ns: [";
-      std::stringstream in((*s)[1].str());
-      std::string tok;
-      bool first = true;
-      while (std::getline(in, tok, ',')) {
-        out += (first ? "" : ", ") + std::to_string(std::stod(tok) / 3);
-        first = false;
-      }
-      out += "]";
-      last = s->position() + s->length();
-    }
-    out += scaled.substr(last);
-    d.write("fast.yaml", out);
+    d.write("fast.yaml", faster_baseline(base, 3));
     Result reg = attnprof(d.path, "compare --db h.db --baseline fast.yaml --markdown gate.md");
     INFO(reg.out);
     CHECK(reg.rc == 1);
     CHECK(reg.out.find("2 regression") != std::string::npos);
     CHECK(d.read("gate.md").find("## attnprof gate") == 0);
+  }
+
+  TEST_CASE("history as the baseline, an accepted regression, and the query commands") {
+    TempDir d;
+    d.write("tiny.yaml", kTinySuite);
+    for (int i = 0; i < 5; ++i) {
+      Result r = attnprof(d.path, "run tiny.yaml --db h.db --branch main --commit c" +
+                                      std::to_string(i) + " --cost-rows 0");
+      INFO(r.out);
+      REQUIRE(r.rc == 0);
+    }
+    Result cand = attnprof(d.path, "run tiny.yaml --db h.db --branch pr-1 --commit c5 "
+                                   "--cost-rows 0 --perfetto traces");
+    INFO(cand.out);
+    REQUIRE(cand.rc == 0);
+    CHECK(d.read("traces/tiny_prefill_b1-s32-fp32-none_eager.json").find("\"traceEvents\"") !=
+          std::string::npos);
+
+    // The candidate against five earlier runs of main on this machine.
+    Result hist = attnprof(d.path, "compare --db h.db --baseline history --json v.json");
+    INFO(hist.out);
+    CHECK(hist.rc == 0);
+    CHECK(hist.out.find("baseline: history") != std::string::npos);
+    CHECK(hist.out.find("0 regression") != std::string::npos);
+    CHECK(d.read("v.json").find("\"verdict\"") != std::string::npos);
+
+    // Too little history is said, not guessed: with --min-runs above what exists, cases are new.
+    Result thin = attnprof(d.path, "compare --db h.db --baseline history --min-runs 9");
+    INFO(thin.out);
+    CHECK(thin.rc == 0);
+    CHECK(thin.out.find("2 new") != std::string::npos);
+
+    // A baseline file three times faster flags both cases; accepting one leaves one regression.
+    Result upd = attnprof(d.path, "baseline update --db h.db -o base.yaml");
+    REQUIRE(upd.rc == 0);
+    d.write("fast.yaml", faster_baseline(d.read("base.yaml"), 3));
+    Result reg = attnprof(d.path, "compare --db h.db --baseline fast.yaml");
+    INFO(reg.out);
+    CHECK(reg.rc == 1);
+    Result acc = attnprof(d.path, "annotate accept --db h.db --case '*causal*' "
+                                  "--reason 'intended: new masking' --author ci-test");
+    INFO(acc.out);
+    CHECK(acc.rc == 0);
+    Result after = attnprof(d.path, "compare --db h.db --baseline fast.yaml");
+    INFO(after.out);
+    CHECK(after.out.find("1 accepted") != std::string::npos);
+    CHECK(after.rc == (after.out.find("1 regression") != std::string::npos ? 1 : 0));
+
+    Result show = attnprof(d.path, "show latest --db h.db --case '*causal*' --sort cpu_total --rows 3");
+    INFO(show.out);
+    CHECK(show.rc == 0);
+    CHECK(show.out.find("cost matrix: tiny/prefill/b1-s32-fp32-causal/eager") != std::string::npos);
+    Result bad_sort = attnprof(d.path, "show latest --db h.db --case '*' --sort nope");
+    CHECK(bad_sort.rc == 2);
+    CHECK(bad_sort.out.find("--sort: ") != std::string::npos);
+
+    Result trend = attnprof(d.path, "trend 'tiny/prefill/b1-s32-fp32-none/eager' --db h.db");
+    INFO(trend.out);
+    CHECK(trend.rc == 0);
+    Result changes = attnprof(d.path, "changes --db h.db");
+    INFO(changes.out);
+    CHECK(changes.rc == 0);
   }
 
   TEST_CASE("a plugin kernel runs; a wrong one fails the case and the run exits 1") {
