@@ -37,6 +37,7 @@ struct RunArgs {
   int cost_rows = 8;
   std::string sort;
   std::string perfetto_dir;
+  bool counters = false;
   RunMetadata meta;
 };
 
@@ -75,7 +76,8 @@ int run(const RunArgs& a) {
     throw util::EnvironmentError(
         fmt::format("{}: cannot create the Perfetto folder: {}", a.perfetto_dir, std::strerror(errno)));
   runner::Runner runner(env, {.trace = !a.no_trace, .require_hardware = a.require_hardware,
-                              .threads = a.threads, .perfetto_dir = a.perfetto_dir});
+                              .threads = a.threads, .perfetto_dir = a.perfetto_dir,
+                              .hardware_counters = a.counters});
   core::Run run;
   a.meta.fill(run);
   run.started_ns = now_ns();
@@ -101,6 +103,7 @@ int run(const RunArgs& a) {
   if (threads.size() == 1) env.torch_threads = *threads.begin();
   run.env = env::fingerprint_for(env, cases.empty() ? "cpu" : cases.front().hardware.device);
   if (threads.size() > 1) run.env.fields["cpu.threads"] = "mixed";
+  if (!cases.empty()) run.env.fields["clock.policy"] = cases.front().hardware.clock_policy;
 
   fmt::print("\n{}", report::results_table(run));
   for (const auto& r : run.cases) {
@@ -135,6 +138,9 @@ Action setup_run(CLI::App& sub) {
                "Fail (not skip) cases whose device or GPU pattern this machine does not match");
   sub.add_option("--cost-rows", a->cost_rows, "Rows of each case's cost matrix to print (0: none)");
   sub.add_option("--sort", a->sort, "Cost-matrix column to sort by (see `attnprof show --help`)");
+  sub.add_flag("--counters", a->counters,
+               "GPU hardware counters (DRAM bytes) in a separate pass through CUPTI's range "
+               "profiler; needs profiling permission (NVreg_RestrictProfilingToAdminUsers=0 or root)");
   sub.add_option("--perfetto", a->perfetto_dir,
                  "Write each case's traced pass as a Perfetto/Chrome trace (JSON) into this folder");
   a->meta.add_options(sub);

@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include <fstream>
 #include <regex>
 
 #include "harness/kernel/plugin.h"
@@ -28,10 +29,35 @@ core::CaseResult with_status(const core::Case& c, core::CaseStatus s, std::strin
   return r;
 }
 
+// clock_policy "require-locked": on the CPU, every core's cpufreq governor must be
+// "performance"; nullopt when that holds, else why not. GPU clock locks are not verified yet,
+// so GPU cases that require them are skipped, saying so.
+std::optional<std::string> clocks_not_locked(const core::Case& c) {
+  if (c.hardware.clock_policy != "require-locked") return std::nullopt;
+  if (c.hardware.device != "cpu")
+    return std::string("clock_policy require-locked: attnprof cannot verify locked GPU clocks "
+                       "yet; use clock_policy record");
+  int cores = 0;
+  for (int cpu = 0;; ++cpu) {
+    std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpu));
+    std::string governor;
+    if (!(in >> governor)) break;
+    ++cores;
+    if (governor != "performance")
+      return fmt::format("clock_policy require-locked: cpu{} uses the \"{}\" cpufreq governor, "
+                         "not \"performance\"", cpu, governor);
+  }
+  if (cores == 0)
+    return std::string("clock_policy require-locked: this machine exposes no cpufreq governor "
+                       "to check");
+  return std::nullopt;
+}
+
 // The case's hardware requirement against this machine: nullopt when it matches.
 std::optional<std::string> hardware_mismatch(const core::Case& c, const env::Description& env) {
   std::string why;
   if (!env::device_usable(env, c.hardware.device, &why)) return why;
+  if (auto clocks = clocks_not_locked(c)) return clocks;
   if (!c.hardware.gpu_pattern.empty() && c.hardware.device != "cpu") {
     const at::Device dev = device_of(c);
     const int index = dev.index() < 0 ? 0 : dev.index();
@@ -89,7 +115,7 @@ core::CaseResult Runner::run(const core::Case& c) {
     r.metrics["measure.warmup_calls"] = m.warmup_calls;
     add_roofline_metrics(r);
 #ifdef ATTNPROF_HAVE_TRACE
-    if (m_options.trace && c.measure.trace) traced_pass(c, m_env, work, r, m_options.perfetto_dir);
+    if (m_options.trace && c.measure.trace) traced_pass(c, m_env, work, r, {m_options.perfetto_dir, m_options.hardware_counters});
 #endif
   } catch (const kernel::Unsupported& e) {
     return with_status(c, core::CaseStatus::skipped, e.what());

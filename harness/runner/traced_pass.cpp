@@ -14,19 +14,23 @@ namespace attnprof::runner {
 
 void traced_pass(const core::Case& c, const env::Description& env,
                  const std::function<at::Tensor()>& work, core::CaseResult& r,
-                 const std::string& perfetto_dir) {
+                 const TraceOptions& options) {
   const bool cuda = c.hardware.device.rfind("cuda", 0) == 0;
   trace::Options opts;
   std::string why_not;
   opts.device = cuda && trace::device_tracing_available(&why_not);
+  opts.hardware_counters = options.hardware_counters && opts.device;
   trace::Trace t = trace::record([&] { work(); }, opts);
   r.cost = costmatrix::build(t);
   for (const auto& [device, bytes] : t.peak_bytes) r.metrics["memory.peak_bytes." + device] = double(bytes);
-  if (!perfetto_dir.empty()) {
+  for (const auto& [name, value] : t.counters) r.metrics["counters." + name] = value;
+  for (const auto& note : t.notes)
+    if (note.rfind("hardware counters", 0) == 0) r.message += (r.message.empty() ? "" : "; ") + note;
+  if (!options.perfetto_dir.empty()) {
     std::string name = c.key;
     for (char& ch : name)
       if (ch == '/') ch = '_';
-    const std::string path = perfetto_dir + "/" + name + ".json";
+    const std::string path = options.perfetto_dir + "/" + name + ".json";
     std::ofstream out(path);
     if (!(out << costmatrix::perfetto_json(t)))
       throw util::EnvironmentError(path + ": cannot write the Perfetto trace");

@@ -12,9 +12,13 @@
 
 namespace attnprof::runner {
 
-// With a perfetto_dir, the trace is also written there as a Chrome/Perfetto JSON file.
+struct TraceOptions {
+  std::string perfetto_dir;        // also write the trace there as Chrome/Perfetto JSON
+  bool hardware_counters = false;  // DRAM bytes via the range profiler (a second pass, GPU only)
+};
+
 void traced_pass(const core::Case& c, const env::Description& env,
                  const std::function<at::Tensor()>& work, core::CaseResult& r,
-                 const std::string& perfetto_dir = "");
+                 const TraceOptions& options = {});
 
 }  // namespace attnprof::runner

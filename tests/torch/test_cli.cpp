@@ -250,6 +250,23 @@ TEST_SUITE("cli") {
     CHECK(r.out.find("output differs from sdpa.math (fp32)") != std::string::npos);
   }
 
+  TEST_CASE("clock_policy require-locked is enforced, not just recorded") {
+    TempDir d;
+    std::string suite = kTinySuite;
+    suite.replace(suite.find("threads: 1}"), 11, "threads: 1, clock_policy: require-locked}");
+    d.write("locked.yaml", suite);
+    Result r = attnprof(d.path, "run locked.yaml --db l.db --cost-rows 0");
+    INFO(r.out);
+    CHECK(r.rc == 0);
+    // Either every CPU runs the performance governor (the cases run), or each case says why not.
+    const bool all_ok = r.out.find("2 cases: 2 ok") != std::string::npos;
+    const bool skipped = r.out.find("2 cases: 0 ok, 0 failed, 2 skipped") != std::string::npos &&
+                         r.out.find("skipped: clock_policy require-locked: ") != std::string::npos;
+    CHECK((all_ok || skipped));
+    Result strict = attnprof(d.path, "run locked.yaml --db l.db --cost-rows 0 --require-hardware");
+    CHECK(strict.rc == (all_ok ? 0 : 1));
+  }
+
   TEST_CASE("a database that is not SQLite is an environment error, exit 3, left untouched") {
     TempDir d;
     d.write("tiny.yaml", kTinySuite);
