@@ -5,6 +5,8 @@
 #include "harness/kernel/variants/variants.h"
 #include "harness/runner/check.h"
 #include "harness/runner/workload.h"
+#include "harness/scenario/scenario.h"
+#include "harness/util/error.h"
 
 using namespace attnprof;
 
@@ -136,5 +138,23 @@ TEST_SUITE("runner::check") {
     auto r = runner::check_output(a, b, core::DType::fp32);
     CHECK_FALSE(r.ok);
     CHECK(r.message == "output shape 1x2x3x4 differs from the reference's 1x2x3x5");
+  }
+}
+
+TEST_SUITE("scenario::shipped") {
+  TEST_CASE("every shipped suite loads against the real registry") {
+    scenario::LoadOptions lo;
+    lo.kernels = kernel::registry().names();
+    for (const char* f : {"smoke", "cpu", "bert", "gpt2", "llama", "mistral"}) {
+      const std::string path = std::string(ATTNPROF_SOURCE_DIR) + "/scenarios/" + f + ".yaml";
+      CAPTURE(path);
+      try {
+        CHECK(!scenario::load({path}, lo).cases.empty());
+      } catch (const util::InputError& e) {
+        FAIL(e.what());
+      }
+    }
+    CHECK(!scenario::load_text(scenario::embedded_smoke_suite(), scenario::smoke_suite_name(), lo)
+               .cases.empty());
   }
 }

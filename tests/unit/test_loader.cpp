@@ -15,7 +15,7 @@ const std::string data = std::string(ATTNPROF_TEST_DATA) + "/scenarios/";
 
 // The registry names the runner will have (harness/kernel), for did-you-mean and globs.
 scenario::LoadOptions registry() {
-  return {{"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn", "sdpa.cpu",
+  return {{"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn",
            "eager", "cpu.naive", "cpu.flash", "cuda.naive", "cuda.flash", "cuda.decode",
            "cuda.varlen"}};
 }
@@ -226,7 +226,7 @@ workloads:
     exclude:
       - {kernels: sdpa.cudnn, dtype: fp16}
       - {batch: 4, seq_len: 2048}
-      - {kernels: [sdpa.auto, sdpa.cpu, sdpa.math]}
+      - {kernels: [sdpa.auto, sdpa.math]}
     include:
       - {batch: 64, seq_len: 4096, dtype: bf16, kernels: sdpa.flash}
 )",
