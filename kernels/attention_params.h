@@ -144,7 +144,11 @@ struct KeyRange {
 ATTNPROF_HD KeyRange key_range(const AttentionParams& p, const SequenceView& s, int i) {
   KeyRange r{0, s.key_limit};
   if (p.causal || p.window > 0) {
-    const int pos = s.len_k - s.len_q + i;  // absolute position, bottom-right aligned
+    // Absolute position of query i. Prefill (as many queries as keys): position i, padding or
+    // not. Decode against a KV cache: the queries are the sequence's last len_q tokens, so they
+    // end at its valid length (seq_lens[b]), like FlashAttention's cache_seqlens; without
+    // padding that is the usual bottom-right alignment.
+    const int pos = (s.len_q == s.len_k ? 0 : s.key_limit - s.len_q) + i;
     if (pos + 1 < r.hi) r.hi = pos + 1;
     if (p.window > 0 && pos - p.window + 1 > r.lo) r.lo = pos - p.window + 1;
   }

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -131,7 +132,15 @@ int compare(const CompareArgs& a) {
   gate::apply_annotations(verdicts, *run, notes);
 
   const gate::RunValidity validity = gate::assess_run(verdicts);
-  if (!opts.strict) gate::mark_environmental(verdicts, validity);
+  // An environmental run's regressions are not judged, but neither does the run pass: a change
+  // that slows a shared path moves many cases together too. Exit 3 says "measure again".
+  int unjudged = 0;
+  if (!opts.strict && validity.environmental) {
+    unjudged = static_cast<int>(std::count_if(verdicts.begin(), verdicts.end(), [](const auto& v) {
+      return v.verdict == gate::Verdict::regression;
+    }));
+    gate::mark_environmental(verdicts, validity);
+  }
   const std::string validity_text =
       validity.environmental
           ? fmt::format("{}; {}", validity.reason,
@@ -181,7 +190,15 @@ int compare(const CompareArgs& a) {
   } else if (!a.no_record) {
     fmt::print("note: {} is not writable; verdicts not recorded\n", a.db);
   }
-  return gate::exit_code(verdicts, opts);
+  const int code = gate::exit_code(verdicts, opts);
+  if (code == util::exit_pass && unjudged > 0) {
+    fmt::print(stderr,
+               "attnprof: {} regression(s) left unjudged in an environmental run: measure again "
+               "on a quiet machine, or judge them anyway with --strict\n",
+               unjudged);
+    return util::exit_environment;
+  }
+  return code;
 }
 
 }  // namespace

@@ -67,6 +67,12 @@ int run(const RunArgs& a) {
     });
   }
 
+  if (cases.empty())
+    throw util::InputError(util::Diagnostic{
+        a.case_globs.empty() ? "--shard" : "--case", 0, 0,
+        "no case to run: the filters leave none of the suite's " +
+            std::to_string(suite.cases.size()) + " cases"});
+
   // Open the history before spending minutes on measurements: a bad --db fails fast (exit 3).
   store::Database db = store::Database::open(a.db);
 
@@ -101,9 +107,9 @@ int run(const RunArgs& a) {
   for (const auto& r : run.cases)
     if (r.status == core::CaseStatus::ok) threads.insert(r.spec.hardware.threads);
   if (threads.size() == 1) env.torch_threads = *threads.begin();
-  run.env = env::fingerprint_for(env, cases.empty() ? "cpu" : cases.front().hardware.device);
+  run.env = env::fingerprint_for(env, cases.front().hardware.device,
+                                 cases.front().hardware.clock_policy);
   if (threads.size() > 1) run.env.fields["cpu.threads"] = "mixed";
-  if (!cases.empty()) run.env.fields["clock.policy"] = cases.front().hardware.clock_policy;
 
   fmt::print("\n{}", report::results_table(run));
   for (const auto& r : run.cases) {

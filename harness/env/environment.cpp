@@ -80,8 +80,10 @@ Description describe() {
   return d;
 }
 
-core::Environment fingerprint_for(const Description& d, const std::string& device) {
+core::Environment fingerprint_for(const Description& d, const std::string& device,
+                                  const std::string& clock_policy) {
   core::Environment e;
+  e.fields["clock.policy"] = clock_policy;
   e.fields["torch.version"] = d.torch_version;
   e.fields["device.kind"] = device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
   if (device.rfind("cuda", 0) == 0) {

@@ -34,8 +34,10 @@ struct Description {
 
 Description describe();
 
-// Stable fields for the fingerprint, for a case run on `device` ("cpu", "cuda", "cuda:N").
-core::Environment fingerprint_for(const Description& d, const std::string& device);
+// Stable fields for the fingerprint, for a case run on `device` ("cpu", "cuda", "cuda:N")
+// under a clock policy ("record" or "require-locked").
+core::Environment fingerprint_for(const Description& d, const std::string& device,
+                                  const std::string& clock_policy = "record");
 
 // Dense tensor-core peak TFLOP/s of a known GPU at a dtype (vendor datasheet figures; fp32
 // without TF32), 0 when the GPU is not in the table. Scenario hardware.peak_tflops overrides.

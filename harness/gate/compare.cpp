@@ -139,7 +139,20 @@ void measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCa
     history_effect(v, cr, cand, b, o);
     return;
   }
-  if (cand.size() >= 2 && b.samples_ns.size() >= 2) {
+  // Below six samples a side, no interval of the median reaches 95% coverage, and a bootstrap
+  // of so few values is far narrower than the truth: too few to decide anything.
+  constexpr std::size_t kMinSamples = 6;
+  if ((!cand.empty() && cand.size() < kMinSamples) ||
+      (!b.samples_ns.empty() && b.samples_ns.size() < kMinSamples)) {
+    v.method = "too few samples";
+    v.candidate_median_ns = stats::summarize(cand).median_ns;
+    v.candidate_n = static_cast<int>(cand.size());
+    v.baseline_n = static_cast<int>(b.samples_ns.size());
+    v.ratio = v.candidate_median_ns > 0 && b.median_ns > 0 ? v.candidate_median_ns / b.median_ns : nan;
+    v.ci_low = v.ci_high = nan;
+    return;
+  }
+  if (cand.size() >= kMinSamples && b.samples_ns.size() >= kMinSamples) {
     v.candidate_median_ns = stats::summarize(cand).median_ns;
     v.candidate_n = static_cast<int>(cand.size());
     v.baseline_n = static_cast<int>(b.samples_ns.size());  // what the tests actually see
@@ -195,8 +208,13 @@ void decide(CaseVerdict& v, const Options& o) {
                                      o.confidence * 100, v.ci_low, v.ci_high, sizes);
   if (std::isnan(v.ci_low) || std::isnan(v.ci_high)) {
     v.verdict = Verdict::inconclusive;
-    v.reason = fmt::format("no spread recorded for one side (median ratio {:.3f}x); cannot test",
-                           v.ratio);
+    v.reason = v.method == "too few samples"
+                   ? fmt::format("too few samples to test (n={}/{}, at least 6 a side; median "
+                                 "ratio {:.3f}x)",
+                                 v.baseline_n, v.candidate_n, v.ratio)
+                   : fmt::format("no spread recorded for one side (median ratio {:.3f}x); "
+                                 "cannot test",
+                                 v.ratio);
     return;
   }
   const bool significant = std::isnan(v.p_adjusted) || v.p_adjusted < o.alpha;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "harness/stats/median_ci.h"
 #include "harness/stats/quantile.h"
@@ -24,9 +25,13 @@ std::int64_t epoch_ns() {
 
 // Relative half-width of the median's CI: the larger side, since the interval of a skewed
 // distribution is asymmetric and the target is a promise about both.
+// Infinite when the samples are too few for an interval of that confidence at all (the order
+// statistics of n < 6 samples cannot cover the median with 95%): a run of one sample never
+// "meets" a CI target.
 double rel_half_width_sorted(const std::vector<double>& kept, double level) {
   const double med = stats::median_sorted(kept);
   const stats::Interval ci = stats::median_ci_sorted(kept, level);
+  if (ci.level + 1e-9 < level) return std::numeric_limits<double>::infinity();
   return std::max(med - ci.low, ci.high - med) / med;
 }
 

@@ -41,13 +41,17 @@ int severity(Verdict v) {
   return 9;
 }
 
-// Annotation text must not break the "::cmd::message" syntax (GitHub's escaping rules).
-std::string escape_annotation(const std::string& s) {
+// Annotation text must not break the "::cmd prop=value::message" syntax (GitHub's escaping
+// rules): the message escapes %, CR and LF; a property value also ':' and ',' (plugin case keys
+// such as ".../op:ns::attn" would otherwise end the title early).
+std::string escape_annotation(const std::string& s, bool property = false) {
   std::string o;
   for (char c : s) {
     if (c == '%') o += "%25";
     else if (c == '\r') o += "%0D";
     else if (c == '\n') o += "%0A";
+    else if (property && c == ':') o += "%3A";
+    else if (property && c == ',') o += "%2C";
     else o += c;
   }
   return o;
@@ -126,7 +130,7 @@ std::string verdict_annotations(const std::vector<gate::CaseVerdict>& v) {
     std::string msg = fmt::format("{} {}", gate::to_string(c.verdict), change(c));
     if (!interval(c).empty()) msg += " (99% CI " + interval(c) + ")";
     if (!c.reason.empty()) msg += ": " + c.reason;
-    out += fmt::format("::{} title=attnprof {}::{}\n", level, escape_annotation(c.key),
+    out += fmt::format("::{} title=attnprof {}::{}\n", level, escape_annotation(c.key, true),
                        escape_annotation(msg));
   }
   return out;

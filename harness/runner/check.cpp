@@ -23,6 +23,8 @@ at::Tensor reference_output(const kernel::Inputs& in) {
   ref.q = in.q.to(at::kFloat);
   ref.k = in.k.to(at::kFloat);
   ref.v = in.v.to(at::kFloat);
+  // An additive (custom) mask must match the query's dtype or be bool; a bool mask stays bool.
+  if (ref.mask.defined() && ref.mask.scalar_type() != at::kBool) ref.mask = ref.mask.to(at::kFloat);
   return math->launch(ref);
 }
 

@@ -14,6 +14,7 @@
 #include "harness/runner/check.h"
 #include "harness/runner/timers.h"
 #include "harness/runner/workload.h"
+#include "harness/util/error.h"
 #ifdef ATTNPROF_HAVE_TRACE
 #include "harness/runner/traced_pass.h"
 #endif
@@ -78,7 +79,7 @@ void add_roofline_metrics(core::CaseResult& r) {
 }  // namespace
 
 Runner::Runner(env::Description env, Options options)
-    : m_env(std::move(env)), m_options(options) {}
+    : m_env(std::move(env)), m_options(options), m_default_threads(at::get_num_threads()) {}
 
 core::CaseResult Runner::run(const core::Case& c) {
   if (auto why = hardware_mismatch(c, m_env))
@@ -91,7 +92,9 @@ core::CaseResult Runner::run(const core::Case& c) {
   if (auto why = v->unsupported(c)) return with_status(c, core::CaseStatus::skipped, *why);
 
   const int threads = m_options.threads > 0 ? m_options.threads : c.hardware.threads;
-  if (threads > 0 && c.hardware.device == "cpu") at::set_num_threads(threads);
+  // Every case starts from the same thread count: a case that asks for none gets LibTorch's
+  // default, not what the previous case set.
+  at::set_num_threads(threads > 0 && c.hardware.device == "cpu" ? threads : m_default_threads);
 
   core::CaseResult r;
   r.spec = c;
@@ -113,6 +116,10 @@ core::CaseResult Runner::run(const core::Case& c) {
     r.samples = std::move(m.samples);
     r.summary = m.summary;
     r.metrics["measure.warmup_calls"] = m.warmup_calls;
+    // How the timer measured (CUPTI or events, graph batches, the blocking kernel) and why it
+    // fell back, where it did.
+    for (const auto& [k, value] : timer->metrics()) r.metrics[k] = value;
+    for (const auto& note : timer->notes()) r.message += (r.message.empty() ? "" : "; ") + note;
     add_roofline_metrics(r);
 #ifdef ATTNPROF_HAVE_TRACE
     if (m_options.trace && c.measure.trace) traced_pass(c, m_env, work, r, {m_options.perfetto_dir, m_options.hardware_counters});
@@ -125,6 +132,11 @@ core::CaseResult Runner::run(const core::Case& c) {
                        std::string("out of memory: ") + e.what_without_backtrace());
   } catch (const c10::Error& e) {
     return with_status(c, core::CaseStatus::error, e.what_without_backtrace());
+  } catch (const util::InputError&) {
+    throw;  // bad input (a custom mask file) is the user's to fix: exit 2, not a case error
+  } catch (const std::exception& e) {
+    // A kernel's own failure (a CUDA error in kernels/cuda, say) ends this case, not the run.
+    return with_status(c, core::CaseStatus::error, e.what());
   }
   return r;
 }

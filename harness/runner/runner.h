@@ -24,6 +24,7 @@ class Runner {
  private:
   env::Description m_env;
   Options m_options;
+  int m_default_threads;  // LibTorch's own, restored for cases that set none
 };
 
 }  // namespace attnprof::runner

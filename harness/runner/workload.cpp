@@ -70,18 +70,18 @@ at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device
   if (c.mask == core::MaskKind::none && !padding) return {};
   // Decode (Sq=1) with a bottom-right causal mask sees every key: no mask at all.
   if (causal && !padding && (sq == sk || sq == 1)) return {};
-  // Absolute position of query i is sk - sq + i (bottom-right alignment, as for a KV cache).
-  at::Tensor qpos = at::arange(sk - sq, sk, at::kLong).view({sq, 1});
-  at::Tensor kpos = at::arange(0, sk, at::kLong).view({1, sk});
-  at::Tensor keep = at::ones({sq, sk}, at::kBool);
+  // Positions as kernels/attention_params.h's key_range defines them: prefill (Sq == Sk)
+  // query i at position i; decode, the queries are the last Sq tokens of each sequence's valid
+  // length (all Sk keys without padding: bottom-right alignment).
+  at::Tensor lens = padding ? seq_lens.to(at::kLong).cpu().view({c.batch, 1, 1})
+                            : at::full({c.batch, 1, 1}, sk, at::kLong);
+  at::Tensor i = at::arange(0, sq, at::kLong).view({1, sq, 1});
+  at::Tensor qpos = sq == sk ? i.expand({c.batch, sq, 1}) : lens - sq + i;  // [B, Sq, 1]
+  at::Tensor kpos = at::arange(0, sk, at::kLong).view({1, 1, sk});
+  at::Tensor keep = kpos < lens;  // [B, 1, Sk]: padding
   if (causal || window) keep = keep.logical_and(kpos <= qpos);
   if (window) keep = keep.logical_and(kpos > qpos - c.window);
-  at::Tensor mask = keep.view({1, 1, sq, sk}).expand({c.batch, 1, sq, sk}).clone();
-  if (padding) {
-    at::Tensor valid = kpos.view({1, 1, 1, sk}) < seq_lens.to(at::kLong).view({c.batch, 1, 1, 1});
-    mask = mask.logical_and(valid);
-  }
-  return mask.to(device);
+  return keep.expand({c.batch, sq, sk}).reshape({c.batch, 1, sq, sk}).to(device);
 }
 
 kernel::Inputs make_inputs(const core::Case& c) {
@@ -176,10 +176,23 @@ std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Var
     auto parts = qkv.split({hq * d, hkv * d, hkv * d}, -1);
     kernel::Inputs step = in;
     step.q = parts[0].view({b, sq, hq, d}).transpose(1, 2).contiguous();
-    // New keys and values go into the last sq slots of the cache (prefill: the whole cache).
+    // New keys and values go where the queries sit (kernels/attention_params.h): prefill, the
+    // whole cache; decode, the sq slots before each sequence's valid length (the cache's end
+    // without padding).
     const int64_t sk = in.k.size(2);
-    step.k.narrow(2, sk - sq, sq).copy_(parts[1].view({b, sq, hkv, d}).transpose(1, 2));
-    step.v.narrow(2, sk - sq, sq).copy_(parts[2].view({b, sq, hkv, d}).transpose(1, 2));
+    at::Tensor k_new = parts[1].view({b, sq, hkv, d}).transpose(1, 2);
+    at::Tensor v_new = parts[2].view({b, sq, hkv, d}).transpose(1, 2);
+    if (sq == sk || cs.seq_lens.empty()) {
+      step.k.narrow(2, sk - sq, sq).copy_(k_new);
+      step.v.narrow(2, sk - sq, sq).copy_(v_new);
+    } else {
+      for (int64_t s = 0; s < b; ++s) {
+        const int64_t at_pos = std::max<int64_t>(0, cs.seq_lens[s] - sq);
+        const int64_t n = std::min<int64_t>(sq, sk - at_pos);
+        step.k[s].narrow(1, at_pos, n).copy_(k_new[s].narrow(1, 0, n));
+        step.v[s].narrow(1, at_pos, n).copy_(v_new[s].narrow(1, 0, n));
+      }
+    }
     at::Tensor attn;
     {
       RECORD_USER_SCOPE(scope);

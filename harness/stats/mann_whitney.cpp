@@ -40,7 +40,8 @@ MannWhitney mann_whitney(std::span<const double> x, std::span<const double> y) {
   if (!(var > 0)) return r;
   const double sd = std::sqrt(var);
   r.z = (r.u - mean) / sd;
-  r.p_greater = 1 - normal_cdf((r.u - 0.5 - mean) / sd);
+  // The upper tail as normal_cdf(-x), not 1 - normal_cdf(x), which cancels to 0 beyond x ~ 8.
+  r.p_greater = normal_cdf(-(r.u - 0.5 - mean) / sd);
   r.p_less = normal_cdf((r.u + 0.5 - mean) / sd);
   r.p_greater = std::clamp(r.p_greater, 0.0, 1.0);
   r.p_less = std::clamp(r.p_less, 0.0, 1.0);

@@ -135,6 +135,29 @@ TEST_SUITE("cli") {
     TempDir d;
     CHECK(attnprof(d.path, "frobnicate").rc == 2);
     CHECK(attnprof(d.path, "run --shard 5/4").rc == 2);
+    Result none = attnprof(d.path, "run --case 'no-such-case*'");
+    CHECK(none.rc == 2);
+    CHECK(none.out.find("--case: no case to run") != std::string::npos);
+    CHECK_FALSE(fs::exists(d.path / "attnprof.db"));  // no empty run stored
+  }
+
+  TEST_CASE("a run where every case moved is environmental: not judged, and not a pass") {
+    TempDir d;
+    std::string suite = kTinySuite;
+    suite.replace(suite.find("seq_len: 32"), 11, "seq_len: [16, 24, 32, 40]");
+    d.write("eight.yaml", suite);
+    Result run = attnprof(d.path, "run eight.yaml --db e.db --cost-rows 0 --no-trace");
+    INFO(run.out);
+    REQUIRE(run.rc == 0);
+    REQUIRE(attnprof(d.path, "baseline update --db e.db -o base.yaml").rc == 0);
+    d.write("fast.yaml", faster_baseline(d.read("base.yaml"), 3));
+    Result env = attnprof(d.path, "compare --db e.db --baseline fast.yaml");
+    INFO(env.out);
+    CHECK(env.rc == 3);
+    CHECK(env.out.find("environmental run: ") != std::string::npos);
+    CHECK(env.out.find("left unjudged in an environmental run") != std::string::npos);
+    Result strict = attnprof(d.path, "compare --db e.db --baseline fast.yaml --strict");
+    CHECK(strict.rc == 1);
   }
 
   TEST_CASE("run, store, baseline, compare: unchanged passes and a regression fails") {

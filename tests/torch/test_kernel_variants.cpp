@@ -1,9 +1,18 @@
 // The LibTorch variants against the reference on the CPU, and the registry's contract.
 #include "tests/torch/torch_doctest.h"
 
+#include <ATen/Parallel.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
 #include "harness/kernel/registry.h"
 #include "harness/kernel/variants/variants.h"
+#include "harness/env/environment.h"
 #include "harness/runner/check.h"
+#include "harness/runner/runner.h"
 #include "harness/runner/workload.h"
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
@@ -95,6 +104,57 @@ TEST_SUITE("kernel::variants") {
     CHECK_MESSAGE(r.ok, r.message);
   }
 
+  TEST_CASE("a query row that sees no key gives zeros in every kernel, not NaN") {
+    // Sequence 1 has 5 valid keys; under a window of 8, queries past position 12 see none.
+    for (const char* k : {"sdpa.math", "eager", "cpu.naive", "cpu.flash"}) {
+      core::Case c = make_case(k, core::MaskKind::sliding_window, 24, 24);
+      c.seq_lens = {24, 5};
+      CAPTURE(k);
+      auto r = run_and_check(c);
+      CHECK_MESSAGE(r.ok, r.message);
+    }
+  }
+
+  TEST_CASE("decode with variable lengths: queries sit at the end of each sequence") {
+    core::Case c = make_case("eager", core::MaskKind::causal, 2, 10);
+    c.seq_lens = {10, 6};
+    kernel::Inputs in = runner::make_inputs(c);
+    REQUIRE(in.mask.defined());
+    // Sequence 1: the two queries are tokens 4 and 5 of 6, seeing 5 and 6 keys.
+    CHECK(in.mask[1][0][0].sum().item<int64_t>() == 5);
+    CHECK(in.mask[1][0][1].sum().item<int64_t>() == 6);
+    CHECK(in.mask[0][0][0].sum().item<int64_t>() == 9);
+    for (const char* k : {"sdpa.math", "eager", "cpu.naive", "cpu.flash"}) {
+      c.kernel = k;
+      CAPTURE(k);
+      auto r = run_and_check(c);
+      CHECK_MESSAGE(r.ok, r.message);
+    }
+  }
+
+  TEST_CASE("a custom additive mask works at every dtype") {
+    char dir[] = "/tmp/attnprof-mask-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    const std::string path = std::string(dir) + "/m.txt";
+    {
+      std::ofstream f(path);
+      for (int i = 0; i < 8; ++i) {
+        for (int j = 0; j < 8; ++j) f << (j > i ? "-inf " : (j == i ? "0.5 " : "0 "));
+        f << "\n";
+      }
+    }
+    for (auto dt : {core::DType::fp32, core::DType::bf16, core::DType::fp16}) {
+      core::Case c = make_case("eager", core::MaskKind::custom, 8, 8);
+      c.mask_file = path;
+      c.dtype = dt;
+      CAPTURE(core::to_string(dt));
+      auto r = run_and_check(c);
+      CHECK_MESSAGE(r.ok, r.message);
+    }
+    std::remove(path.c_str());
+    rmdir(dir);
+  }
+
   TEST_CASE("the CPU fused SDPA path runs where LibTorch supports it") {
     core::Case c = make_case("sdpa.flash", core::MaskKind::causal, 32, 32);
     auto r = run_and_check(c);
@@ -156,5 +216,21 @@ TEST_SUITE("scenario::shipped") {
     }
     CHECK(!scenario::load_text(scenario::embedded_smoke_suite(), scenario::smoke_suite_name(), lo)
                .cases.empty());
+  }
+}
+
+TEST_SUITE("runner::Runner") {
+  TEST_CASE("a case's thread count does not leak into the next case") {
+    const int default_threads = at::get_num_threads();
+    runner::Runner r(env::describe(), {.trace = false});
+    core::Case one = make_case("eager", core::MaskKind::none, 8, 8);
+    one.hardware.threads = 1;
+    one.measure.min_samples = 6;
+    one.measure.time_budget_s = 0.5;
+    one.measure.warmup_ms = 1;
+    core::Case dflt = one;
+    dflt.hardware.threads = 0;
+    CHECK(r.run(one).spec.hardware.threads == 1);
+    CHECK(r.run(dflt).spec.hardware.threads == default_threads);
   }
 }

@@ -27,7 +27,9 @@ void register_eager(Registry& r) {
       at::Tensor keep = at::ones({sq, sk}, in.q.options().dtype(at::kBool)).tril(sk - sq);
       scores.masked_fill_(keep.logical_not(), -std::numeric_limits<double>::infinity());
     }
-    at::Tensor p = at::softmax(scores, -1);
+    // _safe_softmax: a row that sees no key (a short sequence under a sliding window, say)
+    // gives zeros, as sdpa.math and our kernels do, not NaN.
+    at::Tensor p = at::_safe_softmax(scores, -1);
     return at::matmul(p, vv);
   };
   v.chosen_backend = [](const Inputs&) { return std::string("eager"); };
