@@ -19,7 +19,10 @@ build: no CUDA toolkit found (no nvcc on PATH, CUDAToolkit_ROOT unset).
 MSG
   exit 3
 fi
-if [ ! -f "$build/build.ninja" ]; then
+# Configure when there is no build yet, or when ATTNPROF_CMAKE_ARGS changed since the last time.
+stamp="$build/.attnprof-cmake-args"
+if [ ! -f "$build/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${ATTNPROF_CMAKE_ARGS:-}" ]; then
   cmake -S "$root" -B "$build" -G Ninja ${ATTNPROF_CMAKE_ARGS:-} >&2
+  printf '%s' "${ATTNPROF_CMAKE_ARGS:-}" >"$stamp"
 fi
 cmake --build "$build" --parallel "${ATTNPROF_JOBS:-$(nproc)}" >&2

@@ -39,11 +39,12 @@ fi
 torch_pin="$(cat "$here/torch-version.txt")"
 have=""
 if [ -x "$ATTNPROF_VENV/bin/python" ]; then
-  have="$("$ATTNPROF_VENV/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' \
-          2>/dev/null || true)"
+  # numpy too: without it torch warns "Failed to initialize NumPy" at every CMake configure.
+  have="$("$ATTNPROF_VENV/bin/python" -c \
+          'import numpy, torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)"
 fi
 if [ "$have" = "$torch_pin" ]; then
-  say "torch $have: present in $ATTNPROF_VENV"
+  say "torch $have and numpy: present in $ATTNPROF_VENV"
 else
   py="${ATTNPROF_PYTHON:-python3}"
   say "installing torch==$torch_pin into $ATTNPROF_VENV (a few GB: the wheel and its CUDA libraries)"

@@ -5,6 +5,8 @@
 //   ignore  matching cases are not gated (in the named run only, else in every run)
 // `attnprof annotate list` prints the annotations.
 #include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -21,9 +23,11 @@ struct AnnotateArgs {
   std::string db, kind, case_glob, reason, author, run, branch, env;
 };
 
+// $GITHUB_ACTOR, $USER or $LOGNAME, else the account's name (containers often set no $USER).
 std::string default_author() {
   for (const char* var : {"GITHUB_ACTOR", "USER", "LOGNAME"})
     if (const char* v = std::getenv(var); v && *v) return v;
+  if (const passwd* pw = getpwuid(geteuid()); pw && pw->pw_name) return pw->pw_name;
   return "";
 }
 
@@ -50,7 +54,7 @@ int annotate(const AnnotateArgs& o) {
     bad.push_back({"--case", 0, 0, "a case glob is required (\"*\" for every case)"});
   if (o.reason.empty()) bad.push_back({"--reason", 0, 0, "a reason is required"});
   const std::string author = o.author.empty() ? default_author() : o.author;
-  if (author.empty()) bad.push_back({"--author", 0, 0, "no author given and $USER is not set"});
+  if (author.empty()) bad.push_back({"--author", 0, 0, "no author given, and neither $USER nor the account has a name"});
   if (!bad.empty()) throw util::InputError(bad);
 
   auto db = store::Database::open(o.db);

@@ -1,10 +1,12 @@
 // attnprof merge A.db B.db... -o history.db: fold sharded CI results into one history. Runs are
 // keyed by id, so merging a shard twice adds its runs once.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/util/error.h"
 #include "harness/store/database.h"
 
 namespace attnprof::cli {
@@ -19,6 +21,11 @@ Action setup_merge(CLI::App& sub) {
   sub.add_option("-o,--output", o->output, "The history to fold them into (created if absent)")
       ->required();
   return [o] {
+    // Every input must exist before the output is created: a typo leaves no empty history.
+    std::vector<util::Diagnostic> missing;
+    for (const auto& in : o->inputs)
+      if (access(in.c_str(), R_OK) != 0) missing.push_back({in, 0, 0, "cannot read this database"});
+    if (!missing.empty()) throw util::InputError(missing);
     auto out = store::Database::open(o->output);
     for (const auto& in : o->inputs) {
       auto s = out.merge_from(in);

@@ -49,7 +49,11 @@ Action setup_show(CLI::App& sub) {
     int shown = 0;
     for (const auto& c : run->cases) {
       if (sqlite3_strglob(o->case_glob.c_str(), c.spec.key.c_str()) != 0) continue;
-      fmt::print("\ncost matrix: {}\n{}", c.spec.key, sort_or_bad_input(c.cost, o->sort, o->rows));
+      if (c.cost.empty())
+        fmt::print("\ncost matrix: {}: none stored (the case did not complete, or ran with "
+                   "--no-trace)\n", c.spec.key);
+      else
+        fmt::print("\ncost matrix: {}\n{}", c.spec.key, sort_or_bad_input(c.cost, o->sort, o->rows));
       ++shown;
     }
     if (shown == 0)

@@ -12,7 +12,7 @@
 #include "harness/stats/distributions.h"
 #include "harness/stats/hodges_lehmann.h"
 #include "harness/stats/mann_whitney.h"
-#include "harness/gate/student_t.h"
+#include "harness/stats/student_t.h"
 #include "harness/stats/summary.h"
 #include "harness/util/error.h"
 
@@ -121,11 +121,11 @@ void history_effect(CaseVerdict& v, const core::CaseResult& cr, const std::vecto
   if (!(s.median_ns > 0)) return;  // ratio and CI stay NaN: inconclusive
   const double d = std::log(s.median_ns) - mean;
   const double scale = spread * std::sqrt(1 + 1 / k);
-  const double half = student_t_quantile(1 - (1 - o.confidence) / 2, k - 1) * scale;
+  const double half = stats::student_t_quantile(1 - (1 - o.confidence) / 2, k - 1) * scale;
   v.ratio = std::exp(d);
   v.ci_low = std::exp(d - half);
   v.ci_high = std::exp(d + half);
-  v.p_value = scale > 0 ? 2 * (1 - student_t_cdf(std::fabs(d) / scale, k - 1)) : (d == 0 ? 1 : 0);
+  v.p_value = scale > 0 ? 2 * (1 - stats::student_t_cdf(std::fabs(d) / scale, k - 1)) : (d == 0 ? 1 : 0);
 }
 
 // Effect and test for one case that is in both the run and the baseline.

@@ -1,5 +1,6 @@
 #include "harness/kernel/registry.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "harness/kernel/variants/variants.h"
@@ -40,11 +41,36 @@ Registry& registry() {
   return r;
 }
 
+// Query-key pairs a kernel must score: every (query, key) that the case's causal, window and
+// padding rules leave visible, with the positions kernels/attention_params.h defines (prefill:
+// query i at i; decode: the queries end at each sequence's valid length). Custom masks count
+// in full: their zeros are data, not structure.
+double attention_pairs(const core::Case& c) {
+  const bool causal = c.mask == core::MaskKind::causal;
+  const bool window = c.mask == core::MaskKind::sliding_window && c.window > 0;
+  double pairs = 0;
+  for (int b = 0; b < c.batch; ++b) {
+    const int len = c.seq_lens.empty()
+                        ? c.kv_len
+                        : std::min(c.kv_len, c.seq_lens[static_cast<size_t>(b) % c.seq_lens.size()]);
+    if (!causal && !window) {
+      pairs += double(c.q_len) * len;
+      continue;
+    }
+    const int first = c.q_len == c.kv_len ? 0 : len - c.q_len;
+    for (int i = 0; i < c.q_len; ++i) {
+      const int pos = first + i;
+      const int hi = std::min(len, pos + 1);
+      const int lo = window ? std::max(0, pos - c.window + 1) : 0;
+      pairs += std::max(0, hi - lo);
+    }
+  }
+  return pairs;
+}
+
 double attention_flops(const core::Case& c) {
-  double f = 4.0 * c.batch * c.model.heads * double(c.q_len) * c.kv_len * c.model.head_dim;
-  // A causal prefill computes about half the score matrix.
-  if (c.mask == core::MaskKind::causal && c.q_len == c.kv_len) f *= 0.5;
-  return f;
+  // Two matrix products (QK^T and PV), 2 FLOPs per multiply-add, per visible pair and head.
+  return 4.0 * c.model.heads * c.model.head_dim * attention_pairs(c);
 }
 
 double attention_bytes(const core::Case& c) {

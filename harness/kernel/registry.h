@@ -61,9 +61,11 @@ class Registry {
 // The process-wide registry with every built-in variant (and plugins once loaded).
 Registry& registry();
 
-// FLOP and byte models for attention forward: 4*B*H*Sq*Sk*D FLOPs (QK^T and PV), halved for a
-// causal prefill; bytes = |Q|+|K|+|V|+|O| at the case's dtype (the minimum traffic of a fused
-// kernel; unfused paths move more, which is what their lower bandwidth figure shows).
+// FLOP and byte models for attention forward: 4*H*D FLOPs (QK^T and PV) per visible
+// query-key pair (causal, sliding window and padding counted exactly, attention_pairs); bytes =
+// |Q|+|K|+|V|+|O| at the case's dtype (the minimum traffic of a fused kernel; unfused paths move
+// more, which is what their lower bandwidth figure shows).
+double attention_pairs(const core::Case&);
 double attention_flops(const core::Case&);
 double attention_bytes(const core::Case&);
 

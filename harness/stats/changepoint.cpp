@@ -84,53 +84,10 @@ double mean(std::span<const double> x) {
   return x.empty() ? 0 : std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
 }
 
-// Continued fraction for the regularized incomplete beta function (Numerical Recipes, betacf).
-double beta_cf(double a, double b, double x) {
-  const double eps = 1e-14, tiny = 1e-300;
-  double c = 1, d = 1 - (a + b) * x / (a + 1);
-  if (std::fabs(d) < tiny) d = tiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= 300; ++m) {
-    const double m2 = 2.0 * m;
-    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < tiny) c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-    d = 1 + aa * d;
-    if (std::fabs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const double del = d * c;
-    h *= del;
-    if (std::fabs(del - 1) < eps) break;
-  }
-  return h;
-}
-
-double incomplete_beta(double a, double b, double x) {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
-                                a * std::log(x) + b * std::log1p(-x));
-  if (x < (a + 1) / (a + b + 2)) return front * beta_cf(a, b, x) / a;
-  return 1 - front * beta_cf(b, a, 1 - x) / b;
-}
-
 }  // namespace
 
 Split best_split(std::span<const double> x, int min_segment) {
   return best_split_ranked(with_ranks(x), std::max(2, min_segment));
-}
-
-double student_t_cdf(double t, double df) {
-  const double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
-  return t > 0 ? 1 - tail : tail;
 }
 
 double welch_t_test(std::span<const double> a, std::span<const double> b) {

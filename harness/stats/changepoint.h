@@ -5,6 +5,8 @@
 // one passes a Welch t-test between its neighbouring segments and a minimum magnitude.
 #pragma once
 
+#include "harness/stats/student_t.h"  // student_t_cdf, used by welch_t_test
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -41,7 +43,5 @@ Split best_split(std::span<const double> x, int min_segment);
 
 // Two-sided p-value of Welch's t-test of equal means; 1 when either side has fewer than 2.
 double welch_t_test(std::span<const double> a, std::span<const double> b);
-// Student's t distribution CDF with df degrees of freedom.
-double student_t_cdf(double t, double df);
 
 }  // namespace attnprof::stats

@@ -68,8 +68,19 @@ TEST_SUITE("kernel::registry") {
   TEST_CASE("FLOP and byte models") {
     core::Case c = make_case("eager", core::MaskKind::none, 16, 16);
     CHECK(kernel::attention_flops(c) == doctest::Approx(4.0 * 2 * 4 * 16 * 16 * 32));
-    c.mask = core::MaskKind::causal;
-    CHECK(kernel::attention_flops(c) == doctest::Approx(2.0 * 2 * 4 * 16 * 16 * 32));
+    c.mask = core::MaskKind::causal;  // 16*17/2 visible pairs per sequence
+    CHECK(kernel::attention_flops(c) == doctest::Approx(4.0 * 4 * 32 * 2 * 136));
+    c.mask = core::MaskKind::sliding_window;  // window 8: rows 0..7 see i+1 keys, the rest 8
+    CHECK(kernel::attention_pairs(c) == doctest::Approx(2 * (36 + 8 * 8)));
+    c.mask = core::MaskKind::none;
+    c.seq_lens = {16, 5};  // padding: 16*16 + 16*5
+    CHECK(kernel::attention_pairs(c) == doctest::Approx(16 * 16 + 16 * 5));
+    c.seq_lens.clear();
+    c.q_len = 1;
+    c.kv_len = 40;
+    c.mask = core::MaskKind::causal;  // decode: one query sees all 40 keys
+    CHECK(kernel::attention_pairs(c) == doctest::Approx(2 * 40));
+    c.q_len = c.kv_len = 16;
     CHECK(kernel::attention_bytes(c) == doctest::Approx(4.0 * (2 * 2 * 4 * 16 * 32 + 2 * 2 * 4 * 16 * 32)));
   }
 }

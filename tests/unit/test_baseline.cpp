@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -116,10 +117,14 @@ cases:
           "    ci_high_ns: 103\n"
           "    n: 4\n"
           "    samples_ns: [100, 101, 102, 103]\n");
-    const std::string path = "/tmp/attnprof_test_baseline.yaml";
+    // A folder of its own: ctest runs in several build folders may run this at the same time.
+    char dir[] = "/tmp/attnprof-baseline-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string path = std::string(dir) + "/b.yaml";
     gate::write_baseline(path, run);
     gate::Baseline back = gate::load_baseline(path);
     std::remove(path.c_str());
+    rmdir(dir);
     CHECK(back.hardware == "cpu-test");
     CHECK(back.commit == "1f2e3d4");
     REQUIRE(back.cases.count("m/k"));

@@ -44,11 +44,11 @@ TEST_SUITE("store::render") {
     CHECK(store::format_history(rows, Format::table) ==
           "started               run       commit        branch  env  case          metric             value\n"
           "2025-11-30T09:37:15Z  01234567  deadbeefcafe  main    e1   m/k           summary.median_ns  1234.5\n"
-          "2025-11-30T09:37:15Z  01234567  deadbeefcafe  main    e1   m/with,comma  summary.median_ns  2e+06\n");
+          "2025-11-30T09:37:15Z  01234567  deadbeefcafe  main    e1   m/with,comma  summary.median_ns  2000000\n");
     CHECK(store::format_history(rows, Format::csv) ==
           "started,run,commit,branch,env,case,metric,value\n"
           "2025-11-30T09:37:15Z,0123456789abcdef,deadbeefcafe0000,main,e1,m/k,summary.median_ns,1234.5\n"
-          "2025-11-30T09:37:15Z,0123456789abcdef,deadbeefcafe0000,main,e1,\"m/with,comma\",summary.median_ns,2e+06\n");
+          "2025-11-30T09:37:15Z,0123456789abcdef,deadbeefcafe0000,main,e1,\"m/with,comma\",summary.median_ns,2000000\n");
     auto json = store::format_history({rows[0]}, Format::json);
     CHECK(json.find("\"case\": \"m/k\"") != std::string::npos);
     CHECK(json.find("\"value\": 1234.5") != std::string::npos);

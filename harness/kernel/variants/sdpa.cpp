@@ -84,9 +84,6 @@ Variant forced(const char* name, at::SDPBackend backend, bool cuda_only, const c
   v.description = what;
   v.unsupported = [cuda_only, name](const core::Case& c) -> std::optional<std::string> {
     if (cuda_only && !is_cuda_device(c)) return std::string(name) + " runs on CUDA devices only";
-    if (c.dtype != core::DType::fp32 && !is_cuda_device(c) &&
-        std::string_view(name) == "sdpa.efficient")
-      return std::string(name) + " has no CPU implementation";
     return std::nullopt;
   };
   v.launch = [backend, name](const Inputs& in) {

@@ -1,9 +1,9 @@
-#include "harness/gate/student_t.h"
+#include "harness/stats/student_t.h"
 
 #include <cmath>
 #include <limits>
 
-namespace attnprof::gate {
+namespace attnprof::stats {
 namespace {
 
 // Continued fraction of the regularized incomplete beta function (modified Lentz), which
@@ -72,4 +72,4 @@ double student_t_quantile(double p, double df) {
   return 0.5 * (lo + hi);
 }
 
-}  // namespace attnprof::gate
+}  // namespace attnprof::stats
