@@ -10,7 +10,9 @@ out="${OUT:-$root/device-out}"
 mkdir -p "$out"
 bundle="$root/.device"
 torch_lib="$("${ATTNPROF_PYTHON:-python3}" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
-export LD_LIBRARY_PATH="$bundle/lib:$torch_lib:${LD_LIBRARY_PATH:-}"
+# The machine's own torch and CUDA 13 libraries (libcudart, libcupti come with the torch wheel's
+# nvidia packages, or the toolkit).
+export LD_LIBRARY_PATH="$bundle/lib:$torch_lib:$torch_lib/../../nvidia/cu13/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 step() {  # step NAME TIMEOUT_S COMMAND...
   local name=$1 limit=$2
   shift 2
