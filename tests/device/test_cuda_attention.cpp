@@ -14,6 +14,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/problem.h"
 #include "kernels/cuda/attention.h"
+#include "tests/device/device_test.h"
 
 using namespace attnprof::kernels;
 using cpu::make_problem;
@@ -22,23 +23,7 @@ using cpu::ProblemShape;
 
 namespace {
 
-bool have_gpu() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    // ctest reports the test as skipped on this line (SKIP_REGULAR_EXPRESSION, tests/CMakeLists).
-    std::printf("SKIPPED: no GPU (cudaGetDeviceCount: %s)\n",
-                e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
-    return false;
-  }
-  return true;
-}
-
-#define CUDA_REQUIRE(call)                                                          \
-  do {                                                                              \
-    const cudaError_t e_ = (call);                                                  \
-    REQUIRE_MESSAGE(e_ == cudaSuccess, #call << ": " << cudaGetErrorString(e_));   \
-  } while (0)
+using attnprof::device_test::have_gpu;
 
 // A device copy of a host buffer, freed on scope exit.
 struct DeviceBuffer {

@@ -19,6 +19,7 @@
 #include "harness/trace/cupti_tracer.h"
 #include "kernels/cuda/blocking.h"
 #include "tests/torch/torch_doctest.h"
+#include "tests/device/device_test.h"
 
 using namespace attnprof;
 using kernels::cuda::spin_for;
@@ -26,24 +27,7 @@ using kernels::cuda::StreamBlocker;
 
 namespace {
 
-bool have_gpu() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    // ctest reports the test as skipped on this line (SKIP_REGULAR_EXPRESSION, tests/CMakeLists).
-    std::printf("SKIPPED: no GPU (cudaGetDeviceCount: %s)\n",
-                e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
-    cudaGetLastError();
-    return false;
-  }
-  return true;
-}
-
-#define CUDA_REQUIRE(call)                                                       \
-  do {                                                                           \
-    const cudaError_t e_ = (call);                                               \
-    REQUIRE_MESSAGE(e_ == cudaSuccess, #call << ": " << cudaGetErrorString(e_)); \
-  } while (0)
+using attnprof::device_test::have_gpu;
 
 #define STATUS_REQUIRE(call)                               \
   do {                                                     \
