@@ -1,4 +1,6 @@
 # Sourced by ci/*.sh: where attnprof's toolchain lives. Override any of these in the environment.
+# HOME may be unset in a bare CI environment: fall back to the account's home folder.
+export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
 export ATTNPROF_HOME="${ATTNPROF_HOME:-$HOME/.cache/attnprof}"
 export ATTNPROF_VENV="${ATTNPROF_VENV:-$ATTNPROF_HOME/venv}"
 if [ -z "${CUDAToolkit_ROOT:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
