@@ -64,11 +64,12 @@ int main(int argc, char** argv) {
   const int resamples = argc > 4 ? std::atoi(argv[4]) : 10000;
   const double tol = argc > 5 ? std::atof(argv[5]) : 0.05;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  std::printf("gate calibration: %d runs x %d cases per cell, %d samples per side, tolerance "
-              "%.0f%%, 99%% CI, alpha 0.01 (BH), %d bootstrap resamples\n\n",
-              runs, cases, n, tol * 100, resamples);
-  std::printf("%-28s %6s | %-27s | %-7s %-6s | %-7s\n", "noise", "slow", "gate: reg / inconcl / same",
-              "HL reg", "HL inc", "naive");
+  std::printf(
+      "gate calibration: %d runs x %d cases per cell, %d samples per side, tolerance "
+      "%.0f%%, 99%% CI, alpha 0.01 (BH), %d bootstrap resamples\n\n",
+      runs, cases, n, tol * 100, resamples);
+  std::printf("%-28s %6s | %-27s | %-7s %-6s | %-7s\n", "noise", "slow",
+              "gate: reg / inconcl / same", "HL reg", "HL inc", "naive");
   std::printf("%s\n", std::string(94, '-').c_str());
   double gate_seconds = 0;
   long gate_cases = 0;
@@ -109,7 +110,8 @@ int main(int argc, char** argv) {
             o.tolerance = tol;
             auto t0 = std::chrono::steady_clock::now();
             for (const auto& v : gate::compare(base, run, o)) boot.add(v.verdict);
-            gate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            gate_seconds +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             gate_cases += cases;
             o.effect = gate::Effect::hodges_lehmann;
             for (const auto& v : gate::compare(base, run, o)) hl.add(v.verdict);

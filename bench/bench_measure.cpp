@@ -20,8 +20,7 @@ using namespace attnprof;
 namespace {
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Lognormal durations, 3% spread: the CI check does real work but never meets a 0 target.
@@ -76,9 +75,10 @@ int main(int argc, char** argv) {
       std::vector<core::Sample> v;
       for (int i = 0; i < n + 1; ++i) v.push_back(t.sample());
     });
-    std::printf("scripted timer:  engine %7.0f ns/sample, bare loop %5.0f ns/sample, "
-                "overhead %7.0f ns/sample\n",
-                1e9 * engine / n, 1e9 * bare / n, 1e9 * (engine - bare) / n);
+    std::printf(
+        "scripted timer:  engine %7.0f ns/sample, bare loop %5.0f ns/sample, "
+        "overhead %7.0f ns/sample\n",
+        1e9 * engine / n, 1e9 * bare / n, 1e9 * (engine - bare) / n);
   }
   {
     volatile int sink = 0;
@@ -92,9 +92,10 @@ int main(int argc, char** argv) {
         v.push_back((std::chrono::steady_clock::now() - t0).count());
       }
     });
-    std::printf("wall-clock timer: engine %7.0f ns/sample, bare loop %5.0f ns/sample, "
-                "overhead %7.0f ns/sample\n",
-                1e9 * engine / n, 1e9 * bare / n, 1e9 * (engine - bare) / n);
+    std::printf(
+        "wall-clock timer: engine %7.0f ns/sample, bare loop %5.0f ns/sample, "
+        "overhead %7.0f ns/sample\n",
+        1e9 * engine / n, 1e9 * bare / n, 1e9 * (engine - bare) / n);
   }
   std::printf("\nAt a 10 us kernel, an overhead of X ns/sample adds X/10000 to time-to-verdict.\n");
   return 0;

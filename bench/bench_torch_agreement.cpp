@@ -64,7 +64,8 @@ workloads:
   lo.kernels = kernel::registry().names();
   auto cases = scenario::load_text(suite, "agreement.yaml", lo).cases;
   runner::Runner r(env::describe(), {.trace = false});
-  fmt::print("threads {}; {} rounds per case, A = attnprof, B = bare loop\n", at::get_num_threads(), rounds);
+  fmt::print("threads {}; {} rounds per case, A = attnprof, B = bare loop\n", at::get_num_threads(),
+             rounds);
   fmt::print("{:<48} {:>10} {:>10} {:>8} {:>8} {:>8} {:>12}\n", "case", "A median", "B median",
              "A/B med", "A/B min", "A/B max", "cost/sample");
   for (const auto& c : cases) {
@@ -83,8 +84,9 @@ workloads:
       const double wall = std::chrono::duration<double, std::nano>(t1 - t0).count();
       // Harness cost per sample: wall time not spent inside timed calls (warm-up calls are
       // counted at the median), over the number of calls.
-      overhead.push_back((wall - timed - res.metrics["measure.warmup_calls"] * res.summary.median_ns) /
-                         std::max(1, total_calls));
+      overhead.push_back(
+          (wall - timed - res.metrics["measure.warmup_calls"] * res.summary.median_ns) /
+          std::max(1, total_calls));
       const double b = bare_loop_median(c, int(res.samples.size()));
       a_med.push_back(res.summary.median_ns);
       b_med.push_back(b);

@@ -5,7 +5,8 @@
 //        and as a fraction of the device's dense 16-bit tensor peak (ATTNPROF_PEAK_TFLOPS
 //        overrides the built-in table).
 // Every output is first compared with sdpa.math in fp32 on the same inputs; a mismatch is
-// printed instead of a time. Run: ninja -C build bench_torch_kernels && build/bench/bench_torch_kernels
+// printed instead of a time. Run: ninja -C build bench_torch_kernels &&
+// build/bench/bench_torch_kernels
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -37,7 +38,8 @@ at::ScalarType scalar(core::DType t) {
 
 core::Case make_case(const Shape& s, const std::string& device) {
   core::Case c;
-  c.model = {s.label, s.heads, s.kv_heads, s.head_dim, s.heads * s.head_dim, 1 << 20, 0, 0, "rmsnorm"};
+  c.model = {s.label, s.heads, s.kv_heads, s.head_dim, s.heads * s.head_dim,
+             1 << 20, 0,       0,          "rmsnorm"};
   c.batch = s.batch, c.q_len = s.q_len, c.kv_len = s.kv_len;
   c.mask = s.mask, c.dtype = s.dtype;
   c.hardware.device = device;
@@ -71,7 +73,8 @@ double time_call(const kernel::Variant& v, const kernel::Inputs& in, const core:
   const auto start = std::chrono::steady_clock::now();
   while (t.size() < 5 ||
          (t.size() < 200 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < budget_s)) {
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+              budget_s)) {
     const auto a = std::chrono::steady_clock::now();
     v.launch(in);
     sync(c);
@@ -95,7 +98,9 @@ double check(const kernel::Variant& v, const kernel::Inputs& in, const core::Cas
   return (v.launch(in).to(at::kFloat) - ref).abs().max().item<double>();
 }
 
-double tolerance(core::DType t) { return t == core::DType::fp32 ? 1e-4 : t == core::DType::fp16 ? 5e-3 : 3e-2; }
+double tolerance(core::DType t) {
+  return t == core::DType::fp32 ? 1e-4 : t == core::DType::fp16 ? 5e-3 : 3e-2;
+}
 
 std::string shape_text(const Shape& s) {
   char buf[128];
@@ -115,7 +120,9 @@ void cpu_section() {
   };
   const int default_threads = at::get_num_threads();
   std::printf("## CPU: time ratio to sdpa.flash (LibTorch's fused CPU SDPA); < 1 is faster\n\n");
-  std::printf("| shape | threads | sdpa.flash ms | sdpa.math ms | cpu.flash ms | cpu.flash ratio | cpu.naive ratio |\n");
+  std::printf(
+      "| shape | threads | sdpa.flash ms | sdpa.math ms | cpu.flash ms | cpu.flash ratio | "
+      "cpu.naive ratio |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   auto& reg = kernel::registry();
   for (const Shape& s : shapes)
@@ -188,7 +195,8 @@ void gpu_section() {
     core::Case c = make_case(s, "cuda");
     kernel::Inputs in = make_inputs(c);
     in.spec = &c;
-    for (const char* name : {"sdpa.flash", "cuda.flash", "cuda.decode", "cuda.varlen", "cuda.naive"}) {
+    for (const char* name :
+         {"sdpa.flash", "cuda.flash", "cuda.decode", "cuda.varlen", "cuda.naive"}) {
       const kernel::Variant* v = reg.find(name);
       if (!v) continue;
       std::string why;
@@ -211,7 +219,8 @@ void gpu_section() {
 }  // namespace
 
 int main() {
-  std::printf("# attnprof kernels vs LibTorch %s (intra-op threads: %d)\n\n", TORCH_VERSION, at::get_num_threads());
+  std::printf("# attnprof kernels vs LibTorch %s (intra-op threads: %d)\n\n", TORCH_VERSION,
+              at::get_num_threads());
   cpu_section();
   gpu_section();
   return 0;

@@ -6,13 +6,13 @@
 // system fmt that attnprof links in any translation unit that includes LibTorch.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <cmath>
-#include <cstdio>
-#include <string>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "harness/costmatrix/cost_matrix.h"
@@ -45,14 +45,16 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
     plain.push_back(time_ns(call));
     traced.push_back(time_ns([&] { ops = trace::record(call, memory_on).ops.size(); }));
     traced_nomem.push_back(time_ns([&] { trace::record(call, memory_off); }));
-    with_matrix.push_back(time_ns([&] { (void)costmatrix::build(trace::record(call, memory_on)); }));
+    with_matrix.push_back(
+        time_ns([&] { (void)costmatrix::build(trace::record(call, memory_on)); }));
   }
   const double p = median(plain), t = median(traced), n = median(traced_nomem),
                m = median(with_matrix);
-  std::printf("%-24s untraced %9.1f us  traced %9.1f us (%.3fx)  no-memory %9.1f us (%.3fx)  "
-              "+cost matrix %9.1f us  %zu ops, %.2f us/op\n",
-              name, p / 1e3, t / 1e3, t / p, n / 1e3, n / p, m / 1e3, ops,
-              ops ? (t - p) / 1e3 / double(ops) : 0.0);
+  std::printf(
+      "%-24s untraced %9.1f us  traced %9.1f us (%.3fx)  no-memory %9.1f us (%.3fx)  "
+      "+cost matrix %9.1f us  %zu ops, %.2f us/op\n",
+      name, p / 1e3, t / 1e3, t / p, n / 1e3, n / p, m / 1e3, ops,
+      ops ? (t - p) / 1e3 / double(ops) : 0.0);
 }
 
 }  // namespace
@@ -62,16 +64,17 @@ int main() {
   at::manual_seed(0);
   std::printf("intra-op threads: %d; medians of interleaved passes\n", at::get_num_threads());
   for (auto [b, h, s, d] : {std::array<int, 4>{1, 8, 128, 64}, std::array<int, 4>{1, 8, 512, 64}}) {
-    const auto q = at::randn({b, h, s, d}), k = at::randn({b, h, s, d}), v = at::randn({b, h, s, d});
+    const auto q = at::randn({b, h, s, d}), k = at::randn({b, h, s, d}),
+               v = at::randn({b, h, s, d});
     const double scale = 1.0 / std::sqrt(double(d));
-    const std::string shape =
-        "b" + std::to_string(b) + " h" + std::to_string(h) + " s" + std::to_string(s) + " d" +
-        std::to_string(d);
-    compare(("sdpa " + shape).c_str(),
-            [&] { (void)at::scaled_dot_product_attention(q, k, v); }, s > 256 ? 40 : 300);
-    compare(("eager " + shape).c_str(),
-            [&] { (void)at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * scale, -1), v); },
+    const std::string shape = "b" + std::to_string(b) + " h" + std::to_string(h) + " s" +
+                              std::to_string(s) + " d" + std::to_string(d);
+    compare(("sdpa " + shape).c_str(), [&] { (void)at::scaled_dot_product_attention(q, k, v); },
             s > 256 ? 40 : 300);
+    compare(
+        ("eager " + shape).c_str(),
+        [&] { (void)at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * scale, -1), v); },
+        s > 256 ? 40 : 300);
   }
   return 0;
 }

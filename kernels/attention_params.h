@@ -38,14 +38,19 @@ enum class ScalarType : int { f32 = 0, f16 = 1, bf16 = 2 };
 
 inline const char* to_string(ScalarType t) {
   switch (t) {
-    case ScalarType::f32: return "fp32";
-    case ScalarType::f16: return "fp16";
-    case ScalarType::bf16: return "bf16";
+    case ScalarType::f32:
+      return "fp32";
+    case ScalarType::f16:
+      return "fp16";
+    case ScalarType::bf16:
+      return "bf16";
   }
   return "?";
 }
 
-inline int element_size(ScalarType t) { return t == ScalarType::f32 ? 4 : 2; }
+inline int element_size(ScalarType t) {
+  return t == ScalarType::f32 ? 4 : 2;
+}
 
 // What a kernel entry point returns: ok, a configuration it does not support (a reason to skip,
 // never a crash), or a failed runtime call (the call and its error string).
@@ -130,7 +135,8 @@ ATTNPROF_HD SequenceView sequence_view(const AttentionParams& p, int b) {
     s.v_offset = b * p.v_stride_b;
   }
   s.key_limit = s.len_k;
-  if (p.seq_lens && p.seq_lens[b] < s.key_limit) s.key_limit = p.seq_lens[b] < 0 ? 0 : p.seq_lens[b];
+  if (p.seq_lens && p.seq_lens[b] < s.key_limit)
+    s.key_limit = p.seq_lens[b] < 0 ? 0 : p.seq_lens[b];
   return s;
 }
 

@@ -54,7 +54,9 @@ int annotate(const AnnotateArgs& o) {
     bad.push_back({"--case", 0, 0, "a case glob is required (\"*\" for every case)"});
   if (o.reason.empty()) bad.push_back({"--reason", 0, 0, "a reason is required"});
   const std::string author = o.author.empty() ? default_author() : o.author;
-  if (author.empty()) bad.push_back({"--author", 0, 0, "no author given, and neither $USER nor the account has a name"});
+  if (author.empty())
+    bad.push_back(
+        {"--author", 0, 0, "no author given, and neither $USER nor the account has a name"});
   if (!bad.empty()) throw util::InputError(bad);
 
   auto db = store::Database::open(o.db);

@@ -19,12 +19,14 @@ Action setup_baseline(CLI::App& sub) {
   add_db_option(*update, a->db);
   update->add_option("--run", a->run, "Run to take: latest, an id or a unique id prefix");
   update->add_option("--output,-o", a->output, "Baseline file to write")->required();
-  update->add_option("--hardware", a->hardware, "Hardware name recorded in the file (default: the run's device)");
+  update->add_option("--hardware", a->hardware,
+                     "Hardware name recorded in the file (default: the run's device)");
   return [a] {
     store::Database db = store::Database::open(a->db, store::Database::Mode::read_only);
     std::optional<core::Run> run = db.load_run(a->run);
     if (!run)
-      throw util::InputError(util::Diagnostic{"--run", 0, 0, fmt::format("no run \"{}\" in {}", a->run, a->db)});
+      throw util::InputError(
+          util::Diagnostic{"--run", 0, 0, fmt::format("no run \"{}\" in {}", a->run, a->db)});
     std::string hw = a->hardware;
     if (hw.empty()) {
       auto it = run->env.fields.find("device.name");

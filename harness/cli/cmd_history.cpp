@@ -56,7 +56,8 @@ store::HistoryFilter to_filter(const HistoryFilterText& t) {
   f.since_ns = time(t.since, "--since");
   f.until_ns = time(t.until, "--until");
   // A bare date means through the end of that day, as people read "--until 2026-11-30".
-  if (f.until_ns && t.until.size() == 10 && t.until[4] == '-') *f.until_ns += 86400LL * 1'000'000'000LL - 1;
+  if (f.until_ns && t.until.size() == 10 && t.until[4] == '-')
+    *f.until_ns += 86400LL * 1'000'000'000LL - 1;
   return f;
 }
 

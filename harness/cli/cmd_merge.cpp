@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
-#include "harness/util/error.h"
 #include "harness/store/database.h"
+#include "harness/util/error.h"
 
 namespace attnprof::cli {
 

@@ -2,14 +2,13 @@
 // none is given), run every case (check, measure, trace), print the results and each case's
 // cost matrix, and store the run in the SQLite history in one transaction.
 #include <fmt/format.h>
-
+#include <fnmatch.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <set>
-#include <fnmatch.h>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
@@ -51,9 +50,9 @@ int run(const RunArgs& a) {
   for (const auto& p : a.plugins) kernel::load_plugin(p);
   scenario::LoadOptions lo;
   lo.kernels = kernel::registry().names();
-  scenario::Suite suite = a.files.empty()
-      ? scenario::load_text(scenario::embedded_smoke_suite(), scenario::smoke_suite_name(), lo)
-      : scenario::load(a.files, lo);
+  scenario::Suite suite = a.files.empty() ? scenario::load_text(scenario::embedded_smoke_suite(),
+                                                                scenario::smoke_suite_name(), lo)
+                                          : scenario::load(a.files, lo);
   std::vector<core::Case> cases = suite.cases;
   if (!a.shard.empty()) {
     auto [i, n] = scenario::parse_shard(a.shard);
@@ -68,10 +67,10 @@ int run(const RunArgs& a) {
   }
 
   if (cases.empty())
-    throw util::InputError(util::Diagnostic{
-        a.case_globs.empty() ? "--shard" : "--case", 0, 0,
-        "no case to run: the filters leave none of the suite's " +
-            std::to_string(suite.cases.size()) + " cases"});
+    throw util::InputError(
+        util::Diagnostic{a.case_globs.empty() ? "--shard" : "--case", 0, 0,
+                         "no case to run: the filters leave none of the suite's " +
+                             std::to_string(suite.cases.size()) + " cases"});
 
   // Open the history before spending minutes on measurements: a bad --db fails fast (exit 3).
   store::Database db = store::Database::open(a.db);
@@ -79,10 +78,12 @@ int run(const RunArgs& a) {
   env::Description env = env::describe();
   if (!a.sort.empty()) sort_or_bad_input({}, a.sort, 1);  // a bad key fails before the run
   if (!a.perfetto_dir.empty() && mkdir(a.perfetto_dir.c_str(), 0777) != 0 && errno != EEXIST)
-    throw util::EnvironmentError(
-        fmt::format("{}: cannot create the Perfetto folder: {}", a.perfetto_dir, std::strerror(errno)));
-  runner::Runner runner(env, {.trace = !a.no_trace, .require_hardware = a.require_hardware,
-                              .threads = a.threads, .perfetto_dir = a.perfetto_dir,
+    throw util::EnvironmentError(fmt::format("{}: cannot create the Perfetto folder: {}",
+                                             a.perfetto_dir, std::strerror(errno)));
+  runner::Runner runner(env, {.trace = !a.no_trace,
+                              .require_hardware = a.require_hardware,
+                              .threads = a.threads,
+                              .perfetto_dir = a.perfetto_dir,
                               .hardware_counters = a.counters});
   core::Run run;
   a.meta.fill(run);
@@ -107,8 +108,8 @@ int run(const RunArgs& a) {
   for (const auto& r : run.cases)
     if (r.status == core::CaseStatus::ok) threads.insert(r.spec.hardware.threads);
   if (threads.size() == 1) env.torch_threads = *threads.begin();
-  run.env = env::fingerprint_for(env, cases.front().hardware.device,
-                                 cases.front().hardware.clock_policy);
+  run.env =
+      env::fingerprint_for(env, cases.front().hardware.device, cases.front().hardware.clock_policy);
   if (threads.size() > 1) run.env.fields["cpu.threads"] = "mixed";
 
   fmt::print("\n{}", report::results_table(run));
@@ -138,17 +139,20 @@ Action setup_run(CLI::App& sub) {
   sub.add_option("--plugin", a->plugins,
                  "Load a shared library of TORCH_LIBRARY ops (kernels named op:ns::name)");
   sub.add_option("--shard", a->shard, "Run shard i of n (e.g. 2/4): a stable, cost-balanced split");
-  sub.add_option("--threads", a->threads, "CPU intra-op threads (default: the scenario's, else LibTorch's)");
+  sub.add_option("--threads", a->threads,
+                 "CPU intra-op threads (default: the scenario's, else LibTorch's)");
   sub.add_flag("--no-trace", a->no_trace, "Skip the traced pass and the cost matrix");
   sub.add_flag("--require-hardware", a->require_hardware,
                "Fail (not skip) cases whose device or GPU pattern this machine does not match");
   sub.add_option("--cost-rows", a->cost_rows, "Rows of each case's cost matrix to print (0: none)");
   sub.add_option("--sort", a->sort, "Cost-matrix column to sort by (see `attnprof show --help`)");
-  sub.add_flag("--counters", a->counters,
-               "GPU hardware counters (DRAM bytes) in a separate pass through CUPTI's range "
-               "profiler; needs profiling permission (NVreg_RestrictProfilingToAdminUsers=0 or root)");
-  sub.add_option("--perfetto", a->perfetto_dir,
-                 "Write each case's traced pass as a Perfetto/Chrome trace (JSON) into this folder");
+  sub.add_flag(
+      "--counters", a->counters,
+      "GPU hardware counters (DRAM bytes) in a separate pass through CUPTI's range "
+      "profiler; needs profiling permission (NVreg_RestrictProfilingToAdminUsers=0 or root)");
+  sub.add_option(
+      "--perfetto", a->perfetto_dir,
+      "Write each case's traced pass as a Perfetto/Chrome trace (JSON) into this folder");
   a->meta.add_options(sub);
   return [a] { return run(*a); };
 }

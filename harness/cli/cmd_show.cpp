@@ -50,10 +50,13 @@ Action setup_show(CLI::App& sub) {
     for (const auto& c : run->cases) {
       if (sqlite3_strglob(o->case_glob.c_str(), c.spec.key.c_str()) != 0) continue;
       if (c.cost.empty())
-        fmt::print("\ncost matrix: {}: none stored (the case did not complete, or ran with "
-                   "--no-trace)\n", c.spec.key);
+        fmt::print(
+            "\ncost matrix: {}: none stored (the case did not complete, or ran with "
+            "--no-trace)\n",
+            c.spec.key);
       else
-        fmt::print("\ncost matrix: {}\n{}", c.spec.key, sort_or_bad_input(c.cost, o->sort, o->rows));
+        fmt::print("\ncost matrix: {}\n{}", c.spec.key,
+                   sort_or_bad_input(c.cost, o->sort, o->rows));
       ++shown;
     }
     if (shown == 0)

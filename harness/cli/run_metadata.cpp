@@ -26,23 +26,27 @@ std::string git(const char* args) {
 }  // namespace
 
 void RunMetadata::add_options(CLI::App& sub) {
-  sub.add_option("--commit", commit, "Git commit of the code under test (default: $GITHUB_SHA, else git)");
-  sub.add_option("--branch", branch, "Branch (default: $GITHUB_HEAD_REF/$GITHUB_REF_NAME, else git)");
+  sub.add_option("--commit", commit,
+                 "Git commit of the code under test (default: $GITHUB_SHA, else git)");
+  sub.add_option("--branch", branch,
+                 "Branch (default: $GITHUB_HEAD_REF/$GITHUB_REF_NAME, else git)");
   sub.add_option("--pr", pr, "Pull request number, if any");
   sub.add_option("--ci-url", ci_url, "URL of the CI run (default: built from $GITHUB_* variables)");
 }
 
 void RunMetadata::fill(core::Run& run) const {
   run.git_commit = !commit.empty() ? commit : env_or("GITHUB_SHA", git("rev-parse HEAD"));
-  run.git_branch = !branch.empty() ? branch
-                                   : env_or("GITHUB_HEAD_REF", env_or("GITHUB_REF_NAME",
-                                                                      git("rev-parse --abbrev-ref HEAD")));
+  run.git_branch = !branch.empty()
+                       ? branch
+                       : env_or("GITHUB_HEAD_REF",
+                                env_or("GITHUB_REF_NAME", git("rev-parse --abbrev-ref HEAD")));
   run.pr = pr;
   if (run.pr.empty()) {
     // GitHub sets GITHUB_REF=refs/pull/<n>/merge for pull_request events.
     const std::string ref = env_or("GITHUB_REF");
     const std::string prefix = "refs/pull/";
-    if (ref.rfind(prefix, 0) == 0) run.pr = ref.substr(prefix.size(), ref.find('/', prefix.size()) - prefix.size());
+    if (ref.rfind(prefix, 0) == 0)
+      run.pr = ref.substr(prefix.size(), ref.find('/', prefix.size()) - prefix.size());
   }
   run.ci_url = ci_url;
   if (run.ci_url.empty() && !env_or("GITHUB_RUN_ID").empty())

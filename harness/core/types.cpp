@@ -4,43 +4,60 @@
 
 namespace attnprof::core {
 
-const char* to_string(Phase p) { return p == Phase::prefill ? "prefill" : "decode"; }
+const char* to_string(Phase p) {
+  return p == Phase::prefill ? "prefill" : "decode";
+}
 
 const char* to_string(DType d) {
   switch (d) {
-    case DType::fp32: return "fp32";
-    case DType::fp16: return "fp16";
-    case DType::bf16: return "bf16";
+    case DType::fp32:
+      return "fp32";
+    case DType::fp16:
+      return "fp16";
+    case DType::bf16:
+      return "bf16";
   }
   return "?";
 }
 
 const char* to_string(MaskKind m) {
   switch (m) {
-    case MaskKind::none: return "none";
-    case MaskKind::causal: return "causal";
-    case MaskKind::padding: return "padding";
-    case MaskKind::sliding_window: return "sliding_window";
-    case MaskKind::custom: return "custom";
+    case MaskKind::none:
+      return "none";
+    case MaskKind::causal:
+      return "causal";
+    case MaskKind::padding:
+      return "padding";
+    case MaskKind::sliding_window:
+      return "sliding_window";
+    case MaskKind::custom:
+      return "custom";
   }
   return "?";
 }
 
 const char* to_string(Level l) {
   switch (l) {
-    case Level::kernel: return "kernel";
-    case Level::block: return "block";
-    case Level::layer: return "layer";
+    case Level::kernel:
+      return "kernel";
+    case Level::block:
+      return "block";
+    case Level::layer:
+      return "layer";
   }
   return "?";
 }
 
 const char* to_string(CaseStatus s) {
   switch (s) {
-    case CaseStatus::ok: return "ok";
-    case CaseStatus::failed: return "failed";
-    case CaseStatus::skipped: return "skipped";
-    case CaseStatus::error: return "error";
+    case CaseStatus::ok:
+      return "ok";
+    case CaseStatus::failed:
+      return "failed";
+    case CaseStatus::skipped:
+      return "skipped";
+    case CaseStatus::error:
+      return "error";
   }
   return "?";
 }
@@ -64,7 +81,9 @@ std::optional<CaseStatus> parse_case_status(std::string_view s) {
   return std::nullopt;
 }
 
-int bytes_per_element(DType d) { return d == DType::fp32 ? 4 : 2; }
+int bytes_per_element(DType d) {
+  return d == DType::fp32 ? 4 : 2;
+}
 
 std::string Environment::fingerprint() const {
   // FNV-1a over "key=value\n" in key order: stable across runs, platforms and library versions

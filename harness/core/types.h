@@ -30,9 +30,9 @@ struct Geometry {
 };
 
 struct Hardware {
-  std::string device = "cpu";  // cpu | cuda | cuda:N
-  std::string gpu_pattern;     // regex the GPU name must match; empty: any
-  int threads = 0;             // CPU intra-op threads; 0: physical cores
+  std::string device = "cpu";           // cpu | cuda | cuda:N
+  std::string gpu_pattern;              // regex the GPU name must match; empty: any
+  int threads = 0;                      // CPU intra-op threads; 0: physical cores
   std::string clock_policy = "record";  // record | require-locked
   std::optional<double> peak_gbps;      // roofline overrides
   std::optional<double> peak_tflops;
@@ -61,7 +61,7 @@ struct SourceLoc {
 // One measurable unit: a kernel on a concrete workload shape. Its key is stable across runs
 // and file reorderings; baselines and history are keyed by it.
 struct Case {
-  std::string key;  // e.g. "bert-base/prefill/b1-s128-fp32-none/sdpa.math"
+  std::string key;                   // e.g. "bert-base/prefill/b1-s128-fp32-none/sdpa.math"
   std::vector<std::string> aliases;  // earlier keys of the same case
   std::string suite;
   std::string workload;
@@ -70,13 +70,13 @@ struct Case {
   Phase phase = Phase::prefill;
   Level level = Level::kernel;
   int batch = 1;
-  int q_len = 0;   // query length: seq_len for prefill, 1 (or a few) for decode
-  int kv_len = 0;  // key/value length
+  int q_len = 0;              // query length: seq_len for prefill, 1 (or a few) for decode
+  int kv_len = 0;             // key/value length
   std::vector<int> seq_lens;  // per-sequence lengths when variable; empty: all equal
   DType dtype = DType::fp32;
   MaskKind mask = MaskKind::none;
-  int window = 0;  // sliding window size, for MaskKind::sliding_window
-  std::string mask_file;  // MaskKind::custom: additive float mask file, absolute path
+  int window = 0;               // sliding window size, for MaskKind::sliding_window
+  std::string mask_file;        // MaskKind::custom: additive float mask file, absolute path
   std::optional<double> scale;  // softmax scale; default 1/sqrt(head_dim)
   std::uint64_t seed = 0;       // input data seed
   Hardware hardware;
@@ -88,10 +88,10 @@ struct Case {
 enum class CaseStatus { ok, failed, skipped, error };
 
 struct Sample {
-  std::int64_t ns = 0;        // duration of one call
-  std::int64_t at_ns = 0;     // when it was taken (epoch ns)
+  std::int64_t ns = 0;     // duration of one call
+  std::int64_t at_ns = 0;  // when it was taken (epoch ns)
   std::optional<double> sm_clock_mhz;
-  bool dropped = false;       // e.g. taken while throttled; kept for the record
+  bool dropped = false;  // e.g. taken while throttled; kept for the record
 };
 
 // Robust summary of kept samples.
@@ -115,7 +115,7 @@ struct CostRow {
   std::int64_t bytes_allocated = 0;
   std::vector<std::pair<std::string, int>> kernels;  // kernel name, launches
   // Filled by harness/costmatrix:
-  std::string input_dtypes;       // "[float, float]"
+  std::string input_dtypes;  // "[float, float]"
   std::int64_t bytes_freed = 0;
   int launches = 0;               // kernels, memcpys and memsets this op started itself
   std::vector<double> kernel_ns;  // device time of each entry of `kernels`, same order
@@ -124,8 +124,8 @@ struct CostRow {
 struct CaseResult {
   Case spec;
   CaseStatus status = CaseStatus::ok;
-  std::string message;           // why it failed or was skipped
-  std::string backend;           // e.g. the backend sdpa.auto chose
+  std::string message;  // why it failed or was skipped
+  std::string backend;  // e.g. the backend sdpa.auto chose
   std::optional<double> max_abs_error;
   std::vector<Sample> samples;
   Summary summary;

@@ -47,7 +47,7 @@ std::vector<core::CostRow> build(const trace::Trace& t) {
   std::map<std::tuple<std::string, std::string, std::string>, RowAcc> acc;
   auto parent_name = [&](const trace::OpEvent& op) -> std::string {
     return op.parent >= 0 && static_cast<std::size_t>(op.parent) < n ? t.ops[op.parent].name
-                                                                      : std::string();
+                                                                     : std::string();
   };
   for (std::size_t i = 0; i < n; ++i) {
     const auto& op = t.ops[i];

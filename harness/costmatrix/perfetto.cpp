@@ -4,7 +4,6 @@
 #include "harness/costmatrix/perfetto.h"
 
 #include <nlohmann/json.hpp>
-
 #include <set>
 
 namespace attnprof::costmatrix {
@@ -14,9 +13,12 @@ using nlohmann::json;
 
 const char* category(trace::DeviceKind k) {
   switch (k) {
-    case trace::DeviceKind::kernel: return "kernel";
-    case trace::DeviceKind::memcpy: return "gpu_memcpy";
-    case trace::DeviceKind::memset: return "gpu_memset";
+    case trace::DeviceKind::kernel:
+      return "kernel";
+    case trace::DeviceKind::memcpy:
+      return "gpu_memcpy";
+    case trace::DeviceKind::memset:
+      return "gpu_memset";
   }
   return "kernel";
 }
@@ -37,20 +39,29 @@ std::string perfetto_json(const trace::Trace& t) {
   };
 
   json events = json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "CPU"}}}});
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "CPU"}}}});
   std::set<std::uint32_t> threads;
   for (const auto& op : t.ops) threads.insert(op.thread);
   for (auto th : threads)
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", th},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", th},
                       {"args", {{"name", "thread " + std::to_string(th)}}}});
   std::set<std::pair<std::uint32_t, std::uint32_t>> streams;
   for (const auto& d : t.device) streams.insert({d.device, d.stream});
   std::set<std::uint32_t> devices;
   for (const auto& [dev, stream] : streams) {
     if (devices.insert(dev).second)
-      events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1 + dev},
+      events.push_back({{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", 1 + dev},
                         {"args", {{"name", "GPU " + std::to_string(dev)}}}});
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1 + dev}, {"tid", stream},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1 + dev},
+                      {"tid", stream},
                       {"args", {{"name", "stream " + std::to_string(stream)}}}});
   }
 
@@ -60,9 +71,14 @@ std::string perfetto_json(const trace::Trace& t) {
     if (op.external_id) args["External id"] = op.external_id;
     if (op.bytes_allocated) args["Bytes allocated"] = op.bytes_allocated;
     if (op.bytes_freed) args["Bytes freed"] = op.bytes_freed;
-    events.push_back({{"name", op.name}, {"cat", "cpu_op"}, {"ph", "X"}, {"pid", 0},
-                      {"tid", op.thread}, {"ts", us(op.start_ns)},
-                      {"dur", dur(op.start_ns, op.end_ns)}, {"args", args}});
+    events.push_back({{"name", op.name},
+                      {"cat", "cpu_op"},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", op.thread},
+                      {"ts", us(op.start_ns)},
+                      {"dur", dur(op.start_ns, op.end_ns)},
+                      {"args", args}});
   }
   std::uint64_t flow_id = 0;
   for (const auto& d : t.device) {
@@ -78,17 +94,33 @@ std::string perfetto_json(const trace::Trace& t) {
       args["bytes"] = d.bytes;
     }
     const int pid = 1 + static_cast<int>(d.device);
-    events.push_back({{"name", d.name}, {"cat", category(d.kind)}, {"ph", "X"}, {"pid", pid},
-                      {"tid", d.stream}, {"ts", us(d.start_ns)},
-                      {"dur", dur(d.start_ns, d.end_ns)}, {"args", args}});
+    events.push_back({{"name", d.name},
+                      {"cat", category(d.kind)},
+                      {"ph", "X"},
+                      {"pid", pid},
+                      {"tid", d.stream},
+                      {"ts", us(d.start_ns)},
+                      {"dur", dur(d.start_ns, d.end_ns)},
+                      {"args", args}});
     if (claimed) {
       // The flow starts inside the op's slice and binds to the enclosing device slice.
       const auto& op = t.ops[d.op];
       ++flow_id;
-      events.push_back({{"name", "launch"}, {"cat", "ac2g"}, {"ph", "s"}, {"id", flow_id},
-                        {"pid", 0}, {"tid", op.thread}, {"ts", us(op.start_ns)}});
-      events.push_back({{"name", "launch"}, {"cat", "ac2g"}, {"ph", "f"}, {"bp", "e"},
-                        {"id", flow_id}, {"pid", pid}, {"tid", d.stream}, {"ts", us(d.start_ns)}});
+      events.push_back({{"name", "launch"},
+                        {"cat", "ac2g"},
+                        {"ph", "s"},
+                        {"id", flow_id},
+                        {"pid", 0},
+                        {"tid", op.thread},
+                        {"ts", us(op.start_ns)}});
+      events.push_back({{"name", "launch"},
+                        {"cat", "ac2g"},
+                        {"ph", "f"},
+                        {"bp", "e"},
+                        {"id", flow_id},
+                        {"pid", pid},
+                        {"tid", d.stream},
+                        {"ts", us(d.start_ns)}});
     }
   }
   json doc = {{"displayTimeUnit", "ns"}, {"traceEvents", events}};

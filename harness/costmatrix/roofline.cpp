@@ -40,12 +40,14 @@ Roofline classify(const RooflineInput& in) {
   }
   if (r.intensity < r.ridge_intensity) {
     r.bound = "memory-bound";
-    r.reason = fmt::format("{:.1f} FLOP/B below the ridge at {:.1f} FLOP/B; {:.1f}% of peak bandwidth",
-                           r.intensity, r.ridge_intensity, 100 * r.bandwidth_fraction);
+    r.reason =
+        fmt::format("{:.1f} FLOP/B below the ridge at {:.1f} FLOP/B; {:.1f}% of peak bandwidth",
+                    r.intensity, r.ridge_intensity, 100 * r.bandwidth_fraction);
   } else {
     r.bound = "compute-bound";
-    r.reason = fmt::format("{:.1f} FLOP/B at or above the ridge at {:.1f} FLOP/B; {:.1f}% of peak FLOP/s",
-                           r.intensity, r.ridge_intensity, 100 * r.compute_fraction);
+    r.reason =
+        fmt::format("{:.1f} FLOP/B at or above the ridge at {:.1f} FLOP/B; {:.1f}% of peak FLOP/s",
+                    r.intensity, r.ridge_intensity, 100 * r.compute_fraction);
   }
   return r;
 }

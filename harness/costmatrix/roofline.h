@@ -26,7 +26,7 @@ struct Roofline {
   double flops = 0, bytes = 0, seconds = 0, peak_tflops = 0, peak_gbps = 0;
   double achieved_tflops = 0, achieved_gbps = 0;
   double compute_fraction = 0, bandwidth_fraction = 0;  // of peak; 0 where the peak is unknown
-  double intensity = 0;        // FLOP per byte
+  double intensity = 0;                                 // FLOP per byte
   double ridge_intensity = 0;  // peak FLOP/s over peak bytes/s; 0 where a peak is unknown
   double busy_fraction = 0;    // device busy / wall; 0 where not known
   // "memory-bound" | "compute-bound" | "launch-bound"; empty when the inputs cannot decide.

@@ -116,8 +116,8 @@ std::string format_bytes(double bytes) {
 
 std::string render_table(const std::vector<core::CostRow>& rows, std::string_view sort_by,
                          int row_limit) {
-  const bool device = std::any_of(rows.begin(), rows.end(),
-                                  [](const auto& r) { return r.device_total_ns > 0; });
+  const bool device =
+      std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.device_total_ns > 0; });
   const bool shapes = std::any_of(rows.begin(), rows.end(), [](const auto& r) {
     return !r.input_shapes.empty() && r.input_shapes != "[]";
   });
@@ -140,12 +140,9 @@ std::string render_table(const std::vector<core::CostRow>& rows, std::string_vie
     name_width = std::max(name_width, std::min(kNameWidth, r.op.size()));
   }
 
-  std::vector<Column> cols = {{"Name", name_width, true},
-                              {"Self CPU %", kNumWidth},
-                              {"Self CPU", kNumWidth},
-                              {"CPU total %", kNumWidth},
-                              {"CPU total", kNumWidth},
-                              {"CPU time avg", kNumWidth}};
+  std::vector<Column> cols = {{"Name", name_width, true}, {"Self CPU %", kNumWidth},
+                              {"Self CPU", kNumWidth},    {"CPU total %", kNumWidth},
+                              {"CPU total", kNumWidth},   {"CPU time avg", kNumWidth}};
   if (device) {
     cols.insert(cols.end(), {{"Self Device", kNumWidth},
                              {"Self Device %", 13},
@@ -170,15 +167,14 @@ std::string render_table(const std::vector<core::CostRow>& rows, std::string_vie
                                       format_time_ns(r.cpu_total_ns),
                                       format_time_ns(r.cpu_total_ns / calls)};
     if (device) {
-      cells.insert(cells.end(), {format_time_ns(r.device_self_ns),
-                                 percent(r.device_self_ns, device_self_total),
-                                 format_time_ns(r.device_total_ns),
-                                 format_time_ns(r.device_total_ns / calls),
-                                 std::to_string(r.launches)});
+      cells.insert(cells.end(),
+                   {format_time_ns(r.device_self_ns), percent(r.device_self_ns, device_self_total),
+                    format_time_ns(r.device_total_ns), format_time_ns(r.device_total_ns / calls),
+                    std::to_string(r.launches)});
     }
     if (memory)
-      cells.insert(cells.end(), {format_bytes(double(r.bytes_allocated)),
-                                 format_bytes(-double(r.bytes_freed))});
+      cells.insert(cells.end(),
+                   {format_bytes(double(r.bytes_allocated)), format_bytes(-double(r.bytes_freed))});
     cells.push_back(std::to_string(r.calls));
     if (shapes) cells.push_back(r.input_shapes);
     table.add(std::move(cells));
@@ -186,8 +182,7 @@ std::string render_table(const std::vector<core::CostRow>& rows, std::string_vie
   std::string out = table.str();
   out += "Self CPU time total: " + format_time_ns(cpu_self_total) + "\n";
   if (device) out += "Self Device time total: " + format_time_ns(device_self_total) + "\n";
-  if (limit < sorted.size())
-    out += fmt::format("({} of {} rows shown)\n", limit, sorted.size());
+  if (limit < sorted.size()) out += fmt::format("({} of {} rows shown)\n", limit, sorted.size());
   return out;
 }
 

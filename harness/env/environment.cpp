@@ -30,7 +30,9 @@ std::string read_cpu_model() {
   return "unknown";
 }
 
-std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+std::string version_string(int v) {
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
 
 }  // namespace
 
@@ -117,11 +119,12 @@ bool device_usable(const Description& d, const std::string& device, std::string*
     return false;
   }
   int index = 0;
-  if (auto colon = device.find(':'); colon != std::string::npos) index = std::stoi(device.substr(colon + 1));
+  if (auto colon = device.find(':'); colon != std::string::npos)
+    index = std::stoi(device.substr(colon + 1));
   if (index >= static_cast<int>(d.devices.size())) {
     if (why_not)
-      *why_not = fmt::format("{} requested but only {} CUDA device(s) present", device,
-                             d.devices.size());
+      *why_not =
+          fmt::format("{} requested but only {} CUDA device(s) present", device, d.devices.size());
     return false;
   }
   return true;
@@ -154,9 +157,10 @@ std::string render(const Description& d) {
   }
   out += fmt::format("cuda status:    {}\n", d.cuda_status);
   for (const auto& dev : d.devices)
-    out += fmt::format("cuda:{}:         {} (sm_{}), {:.1f} GiB, {} SMs, L2 {:.0f} MiB, peak {:.0f} GB/s\n",
-                       dev.index, dev.name, dev.compute_capability, dev.memory_gib, dev.sm_count,
-                       dev.l2_mib, dev.peak_gbps);
+    out += fmt::format(
+        "cuda:{}:         {} (sm_{}), {:.1f} GiB, {} SMs, L2 {:.0f} MiB, peak {:.0f} GB/s\n",
+        dev.index, dev.name, dev.compute_capability, dev.memory_gib, dev.sm_count, dev.l2_mib,
+        dev.peak_gbps);
   return out;
 }
 

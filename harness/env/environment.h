@@ -17,7 +17,7 @@ struct Device {
   double memory_gib = 0;
   int sm_count = 0;
   double l2_mib = 0;
-  double peak_gbps = 0;     // from memory clock and bus width, when the runtime reports them
+  double peak_gbps = 0;  // from memory clock and bus width, when the runtime reports them
 };
 
 struct Description {
@@ -25,10 +25,10 @@ struct Description {
   int cpu_logical = 0;
   int torch_threads = 0;
   std::string torch_version;
-  bool cuda_built = false;           // LibTorch and attnprof built with CUDA
-  std::string cuda_runtime;          // "13.0", empty when not built with CUDA
-  std::string cuda_driver;           // "13.0" (driver API version), empty when no driver
-  std::string cuda_status;           // why there is no usable GPU, or "ok"
+  bool cuda_built = false;   // LibTorch and attnprof built with CUDA
+  std::string cuda_runtime;  // "13.0", empty when not built with CUDA
+  std::string cuda_driver;   // "13.0" (driver API version), empty when no driver
+  std::string cuda_status;   // why there is no usable GPU, or "ok"
   std::vector<Device> devices;
 };
 

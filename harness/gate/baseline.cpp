@@ -1,5 +1,6 @@
 #include "harness/gate/baseline.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,8 +11,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "harness/stats/quantile.h"
 #include "harness/stats/summary.h"
@@ -121,7 +120,8 @@ class Parser {
       return c;
     }
     if ((c.q1_ns > 0 && c.q1_ns > c.median_ns) || (c.q3_ns > 0 && c.q3_ns < c.median_ns))
-      error(node.Mark(), fmt::format("case \"{}\": q1_ns <= median_ns <= q3_ns does not hold", key));
+      error(node.Mark(),
+            fmt::format("case \"{}\": q1_ns <= median_ns <= q3_ns does not hold", key));
     if (c.ci_low_ns > 0 && c.ci_high_ns > 0 &&
         !(c.ci_low_ns <= c.median_ns && c.median_ns <= c.ci_high_ns))
       error(node.Mark(),
@@ -161,8 +161,8 @@ class Parser {
         for (auto c = v.begin(); c != v.end(); ++c) {
           const std::string key = c->first.Scalar();
           if (b.cases.count(key)) {
-            error(c->first.Mark(), fmt::format("duplicate case \"{}\" (first on line {})", key,
-                                               b.cases[key].line));
+            error(c->first.Mark(),
+                  fmt::format("duplicate case \"{}\" (first on line {})", key, b.cases[key].line));
             continue;
           }
           b.cases[key] = parse_case(key, c->second);
@@ -208,8 +208,9 @@ Baseline parse_baseline(const std::string& text, const std::string& path) {
 
 Baseline load_baseline(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw util::InputError(util::Diagnostic{path, 0, 0, std::string("cannot read: ") +
-                                                                    std::strerror(errno)});
+  if (!in)
+    throw util::InputError(
+        util::Diagnostic{path, 0, 0, std::string("cannot read: ") + std::strerror(errno)});
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_baseline(ss.str(), path);
@@ -294,19 +295,18 @@ void write_baseline(const std::string& path, const Baseline& baseline) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw util::EnvironmentError(fmt::format("{}: cannot write: {}", tmp,
-                                                       std::strerror(errno)));
+    if (!out)
+      throw util::EnvironmentError(fmt::format("{}: cannot write: {}", tmp, std::strerror(errno)));
     out << to_yaml(baseline);
     out.flush();
     if (!out) throw util::EnvironmentError(fmt::format("{}: write failed", tmp));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw util::EnvironmentError(fmt::format("{}: cannot rename {} into place: {}", path, tmp,
-                                             std::strerror(errno)));
+    throw util::EnvironmentError(
+        fmt::format("{}: cannot rename {} into place: {}", path, tmp, std::strerror(errno)));
 }
 
-void write_baseline(const std::string& path, const core::Run& run,
-                    const BaselineOptions& options) {
+void write_baseline(const std::string& path, const core::Run& run, const BaselineOptions& options) {
   write_baseline(path, make_baseline(run, options));
 }
 

@@ -61,7 +61,7 @@ Baseline parse_baseline(const std::string& text, const std::string& path);
 Baseline load_baseline(const std::string& path);
 
 struct BaselineOptions {
-  std::string hardware;  // empty: the run's "device.name" field, else "cpu"
+  std::string hardware;            // empty: the run's "device.name" field, else "cpu"
   std::size_t max_samples = 1000;  // more are thinned to evenly spaced quantiles
 };
 

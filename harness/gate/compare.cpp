@@ -1,11 +1,11 @@
 #include "harness/gate/compare.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "harness/stats/benjamini_hochberg.h"
 #include "harness/stats/bootstrap.h"
@@ -20,15 +20,24 @@ namespace attnprof::gate {
 
 const char* to_string(Verdict v) {
   switch (v) {
-    case Verdict::regression: return "regression";
-    case Verdict::improvement: return "improvement";
-    case Verdict::unchanged: return "unchanged";
-    case Verdict::inconclusive: return "inconclusive";
-    case Verdict::new_case: return "new";
-    case Verdict::missing: return "missing";
-    case Verdict::failed: return "failed";
-    case Verdict::accepted: return "accepted";
-    case Verdict::ignored: return "ignored";
+    case Verdict::regression:
+      return "regression";
+    case Verdict::improvement:
+      return "improvement";
+    case Verdict::unchanged:
+      return "unchanged";
+    case Verdict::inconclusive:
+      return "inconclusive";
+    case Verdict::new_case:
+      return "new";
+    case Verdict::missing:
+      return "missing";
+    case Verdict::failed:
+      return "failed";
+    case Verdict::accepted:
+      return "accepted";
+    case Verdict::ignored:
+      return "ignored";
   }
   return "?";
 }
@@ -36,10 +45,14 @@ const char* to_string(Verdict v) {
 bool fails_gate(Verdict v, bool strict, bool missing_fails) {
   switch (v) {
     case Verdict::regression:
-    case Verdict::failed: return true;
-    case Verdict::missing: return missing_fails;
-    case Verdict::inconclusive: return strict;
-    default: return false;
+    case Verdict::failed:
+      return true;
+    case Verdict::missing:
+      return missing_fails;
+    case Verdict::inconclusive:
+      return strict;
+    default:
+      return false;
   }
 }
 
@@ -64,8 +77,8 @@ struct Center {
 
 // Widens an interval recorded at `from` coverage to `to`, assuming normal-shaped tails.
 Center widened(Center c, double to) {
-  const double k = stats::normal_quantile(1 - (1 - to) / 2) /
-                   stats::normal_quantile(1 - (1 - c.level) / 2);
+  const double k =
+      stats::normal_quantile(1 - (1 - to) / 2) / stats::normal_quantile(1 - (1 - c.level) / 2);
   c.low = c.median - k * (c.median - c.low);
   c.high = c.median + k * (c.high - c.median);
   return c;
@@ -125,7 +138,8 @@ void history_effect(CaseVerdict& v, const core::CaseResult& cr, const std::vecto
   v.ratio = std::exp(d);
   v.ci_low = std::exp(d - half);
   v.ci_high = std::exp(d + half);
-  v.p_value = scale > 0 ? 2 * (1 - stats::student_t_cdf(std::fabs(d) / scale, k - 1)) : (d == 0 ? 1 : 0);
+  v.p_value =
+      scale > 0 ? 2 * (1 - stats::student_t_cdf(std::fabs(d) / scale, k - 1)) : (d == 0 ? 1 : 0);
 }
 
 // Effect and test for one case that is in both the run and the baseline.
@@ -148,7 +162,8 @@ void measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCa
     v.candidate_median_ns = stats::summarize(cand).median_ns;
     v.candidate_n = static_cast<int>(cand.size());
     v.baseline_n = static_cast<int>(b.samples_ns.size());
-    v.ratio = v.candidate_median_ns > 0 && b.median_ns > 0 ? v.candidate_median_ns / b.median_ns : nan;
+    v.ratio =
+        v.candidate_median_ns > 0 && b.median_ns > 0 ? v.candidate_median_ns / b.median_ns : nan;
     v.ci_low = v.ci_high = nan;
     return;
   }
@@ -163,8 +178,8 @@ void measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCa
       v.ci_low = est.ci.low;
       v.ci_high = est.ci.high;
     } else {
-      auto est = stats::bootstrap_median_ratio(
-          b.samples_ns, cand, {o.resamples, o.confidence, o.seed ^ fnv1a(v.key)});
+      auto est = stats::bootstrap_median_ratio(b.samples_ns, cand,
+                                               {o.resamples, o.confidence, o.seed ^ fnv1a(v.key)});
       v.method = "bootstrap";
       v.ratio = est.ratio;
       v.ci_low = est.ci.low;
@@ -209,19 +224,20 @@ void decide(CaseVerdict& v, const Options& o) {
   if (std::isnan(v.ci_low) || std::isnan(v.ci_high)) {
     v.verdict = Verdict::inconclusive;
     v.reason = v.method == "too few samples"
-                   ? fmt::format("too few samples to test (n={}/{}, at least 6 a side; median "
-                                 "ratio {:.3f}x)",
-                                 v.baseline_n, v.candidate_n, v.ratio)
-                   : fmt::format("no spread recorded for one side (median ratio {:.3f}x); "
-                                 "cannot test",
-                                 v.ratio);
+                   ? fmt::format(
+                         "too few samples to test (n={}/{}, at least 6 a side; median "
+                         "ratio {:.3f}x)",
+                         v.baseline_n, v.candidate_n, v.ratio)
+                   : fmt::format(
+                         "no spread recorded for one side (median ratio {:.3f}x); "
+                         "cannot test",
+                         v.ratio);
     return;
   }
   const bool significant = std::isnan(v.p_adjusted) || v.p_adjusted < o.alpha;
-  const std::string p =
-      std::isnan(v.p_adjusted) ? ""
-      : v.p_adjusted < 1e-300  ? "; adjusted p < 1e-300"
-                               : fmt::format("; adjusted p {:.2g}", v.p_adjusted);
+  const std::string p = std::isnan(v.p_adjusted) ? ""
+                        : v.p_adjusted < 1e-300  ? "; adjusted p < 1e-300"
+                                                 : fmt::format("; adjusted p {:.2g}", v.p_adjusted);
   if (v.ci_low > 1 + tol || v.ci_high < 1 - tol) {
     const bool slower = v.ci_low > 1 + tol;
     if (significant) {
@@ -288,9 +304,10 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
     v.p_adjusted = adjusted[j];
     decide(v, options);
     if (fp_mismatch) {
-      v.reason = fmt::format("would be {} ({}), but the baseline's environment {} is not this "
-                             "run's {}: not comparable",
-                             to_string(v.verdict), v.reason, baseline.fingerprint, run_fp);
+      v.reason = fmt::format(
+          "would be {} ({}), but the baseline's environment {} is not this "
+          "run's {}: not comparable",
+          to_string(v.verdict), v.reason, baseline.fingerprint, run_fp);
       v.verdict = Verdict::inconclusive;
     }
   }
@@ -311,8 +328,7 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
 
 int exit_code(const std::vector<CaseVerdict>& verdicts, const Options& options) {
   for (const auto& v : verdicts)
-    if (fails_gate(v.verdict, options.strict, options.missing_fails))
-      return util::exit_gate_failed;
+    if (fails_gate(v.verdict, options.strict, options.missing_fails)) return util::exit_gate_failed;
   return util::exit_pass;
 }
 

@@ -38,7 +38,15 @@ namespace attnprof::gate {
 // a regression or missing case someone accepted for this run, a case excluded from gating.
 // Neither fails the gate.
 enum class Verdict {
-  regression, improvement, unchanged, inconclusive, new_case, missing, failed, accepted, ignored
+  regression,
+  improvement,
+  unchanged,
+  inconclusive,
+  new_case,
+  missing,
+  failed,
+  accepted,
+  ignored
 };
 const char* to_string(Verdict);  // "regression", ..., "new", "missing", "failed", "accepted", ...
 
@@ -54,26 +62,26 @@ struct CaseVerdict {
   std::string key;           // the run's case key (the baseline's key for `missing`)
   std::string baseline_key;  // the key matched in the baseline (an alias, maybe); empty if none
   Verdict verdict = Verdict::inconclusive;
-  double ratio = 0;          // candidate / baseline; NaN when not compared
+  double ratio = 0;  // candidate / baseline; NaN when not compared
   double ci_low = 0, ci_high = 0;
   double p_value = 0, p_adjusted = 0;  // NaN when there was no rank test
   double tolerance = 0;
   std::string method;  // "bootstrap", "hodges-lehmann", "summary", "history"; empty if not compared
   double baseline_median_ns = 0, candidate_median_ns = 0;
   int baseline_n = 0, candidate_n = 0;
-  std::string reason;        // one line a person can act on
+  std::string reason;  // one line a person can act on
 };
 
 struct Options {
-  double default_tolerance = 0.05;       // for cases whose gate.tolerance is not positive
-  std::optional<double> tolerance;       // overrides every case's tolerance (--tolerance)
-  double alpha = 0.01;                   // on BH-adjusted p-values
-  double confidence = 0.99;              // level of the ratio's CI
+  double default_tolerance = 0.05;  // for cases whose gate.tolerance is not positive
+  std::optional<double> tolerance;  // overrides every case's tolerance (--tolerance)
+  double alpha = 0.01;              // on BH-adjusted p-values
+  double confidence = 0.99;         // level of the ratio's CI
   int resamples = 10000;
   std::uint64_t seed = 0x6174746e70726f66ull;  // mixed with the case key: per-case streams
   Effect effect = Effect::median_ratio;
-  bool strict = false;                   // inconclusive fails the gate
-  bool missing_fails = true;             // a baseline case absent from the run fails the gate
+  bool strict = false;        // inconclusive fails the gate
+  bool missing_fails = true;  // a baseline case absent from the run fails the gate
   bool allow_fingerprint_mismatch = false;
 };
 

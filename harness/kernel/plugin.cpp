@@ -12,7 +12,8 @@ namespace attnprof::kernel {
 void load_plugin(const std::string& path) {
   // RTLD_GLOBAL: the plugin's ops may call back into LibTorch symbols it shares with us.
   if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL))
-    throw util::InputError(util::Diagnostic{path, 0, 0, fmt::format("cannot load plugin: {}", dlerror())});
+    throw util::InputError(
+        util::Diagnostic{path, 0, 0, fmt::format("cannot load plugin: {}", dlerror())});
 }
 
 namespace {
@@ -21,16 +22,18 @@ std::optional<Variant> make_op_variant(std::string_view name, std::string* why) 
   const std::string op_name(name.substr(3));  // after "op:"
   auto handle = c10::Dispatcher::singleton().findSchema({op_name, ""});
   if (!handle) {
-    if (why) *why = fmt::format("no op \"{}\" is registered (load its library with --plugin)", op_name);
+    if (why)
+      *why = fmt::format("no op \"{}\" is registered (load its library with --plugin)", op_name);
     return std::nullopt;
   }
   const auto& args = handle->schema().arguments();
   const bool has_mask = args.size() >= 6;
   if (args.size() < 5 || args.size() > 6) {
     if (why)
-      *why = fmt::format("op \"{}\" has schema {} but attnprof calls (Tensor q, Tensor k, Tensor v, "
-                         "bool is_causal, float scale[, Tensor? attn_mask]) -> Tensor",
-                         op_name, c10::toString(handle->schema()));
+      *why = fmt::format(
+          "op \"{}\" has schema {} but attnprof calls (Tensor q, Tensor k, Tensor v, "
+          "bool is_causal, float scale[, Tensor? attn_mask]) -> Tensor",
+          op_name, c10::toString(handle->schema()));
     return std::nullopt;
   }
   Variant v;
@@ -39,7 +42,8 @@ std::optional<Variant> make_op_variant(std::string_view name, std::string* why) 
   v.unsupported = [](const core::Case&) { return std::optional<std::string>{}; };
   v.launch = [op = *handle, has_mask, op_name](const Inputs& in) {
     if (in.mask.defined() && !has_mask)
-      throw Unsupported(fmt::format("op \"{}\" takes no attn_mask and this case needs one", op_name));
+      throw Unsupported(
+          fmt::format("op \"{}\" takes no attn_mask and this case needs one", op_name));
     torch::jit::Stack stack{in.q, in.k, in.v, in.spec->mask == core::MaskKind::causal, in.scale};
     if (has_mask) stack.emplace_back(in.mask.defined() ? c10::IValue(in.mask) : c10::IValue());
     op.callBoxed(stack);

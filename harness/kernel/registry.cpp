@@ -50,9 +50,10 @@ double attention_pairs(const core::Case& c) {
   const bool window = c.mask == core::MaskKind::sliding_window && c.window > 0;
   double pairs = 0;
   for (int b = 0; b < c.batch; ++b) {
-    const int len = c.seq_lens.empty()
-                        ? c.kv_len
-                        : std::min(c.kv_len, c.seq_lens[static_cast<size_t>(b) % c.seq_lens.size()]);
+    const int len =
+        c.seq_lens.empty()
+            ? c.kv_len
+            : std::min(c.kv_len, c.seq_lens[static_cast<size_t>(b) % c.seq_lens.size()]);
     if (!causal && !window) {
       pairs += double(c.q_len) * len;
       continue;

@@ -36,10 +36,10 @@
 namespace attnprof::measure {
 
 struct Options {
-  std::size_t window = 32;            // calls per stationarity window (notes: 32)
-  std::size_t min_window = 8;         // slow calls: windows shrink to fit the cap, not below this
+  std::size_t window = 32;     // calls per stationarity window (notes: 32)
+  std::size_t min_window = 8;  // slow calls: windows shrink to fit the cap, not below this
   double stationary_tolerance = 0.005;
-  double warmup_cap_s = 2.0;          // and never more than half the time budget
+  double warmup_cap_s = 2.0;  // and never more than half the time budget
   std::size_t warmup_max_calls = 100000;
   double ci_level = 0.95;
   double throttle_ratio = 0.97;
@@ -51,11 +51,11 @@ struct Result {
   std::vector<core::Sample> samples;  // kept samples AND dropped ones (dropped=true), in order
   core::Summary summary;              // over kept samples; converged = CI target met
   int warmup_calls = 0;
-  double warmup_ns = 0;               // timed ns spent in warm-up calls
-  bool stationary = false;            // warm-up ended on stationarity, not on its cap
-  double warmup_rel_diff = 0;         // the last window comparison made in warm-up
-  int dropped = 0;                    // samples marked dropped (throttled)
-  std::string stop_reason;            // "ci target met", "time budget", "max samples"
+  double warmup_ns = 0;        // timed ns spent in warm-up calls
+  bool stationary = false;     // warm-up ended on stationarity, not on its cap
+  double warmup_rel_diff = 0;  // the last window comparison made in warm-up
+  int dropped = 0;             // samples marked dropped (throttled)
+  std::string stop_reason;     // "ci target met", "time budget", "max samples"
 };
 
 Result run(Timer& timer, const core::MeasureSettings& settings, const Options& options = {});

@@ -12,7 +12,8 @@ namespace {
 
 // Right-aligned cells: a number, optionally followed by a unit ("12.3 us", "+4.50%", "1.02x").
 bool numeric(const std::string& s) {
-  static const std::regex number(R"(^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?( ?(%|ns|us|ms|s|x))?$)");
+  static const std::regex number(
+      R"(^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?( ?(%|ns|us|ms|s|x))?$)");
   return std::regex_match(s, number);
 }
 

@@ -24,19 +24,30 @@ std::string interval(const gate::CaseVerdict& v) {
   return fmt::format("[{:+.2f}%, {:+.2f}%]", 100 * (v.ci_low - 1), 100 * (v.ci_high - 1));
 }
 
-std::string duration_or_empty(double ns) { return ns > 0 ? util::format_duration(ns) : ""; }
+std::string duration_or_empty(double ns) {
+  return ns > 0 ? util::format_duration(ns) : "";
+}
 
 int severity(Verdict v) {
   switch (v) {
-    case Verdict::regression: return 0;
-    case Verdict::failed: return 1;
-    case Verdict::missing: return 2;
-    case Verdict::inconclusive: return 3;
-    case Verdict::accepted: return 4;
-    case Verdict::improvement: return 5;
-    case Verdict::new_case: return 6;
-    case Verdict::ignored: return 7;
-    case Verdict::unchanged: return 8;
+    case Verdict::regression:
+      return 0;
+    case Verdict::failed:
+      return 1;
+    case Verdict::missing:
+      return 2;
+    case Verdict::inconclusive:
+      return 3;
+    case Verdict::accepted:
+      return 4;
+    case Verdict::improvement:
+      return 5;
+    case Verdict::new_case:
+      return 6;
+    case Verdict::ignored:
+      return 7;
+    case Verdict::unchanged:
+      return 8;
   }
   return 9;
 }
@@ -47,12 +58,18 @@ int severity(Verdict v) {
 std::string escape_annotation(const std::string& s, bool property = false) {
   std::string o;
   for (char c : s) {
-    if (c == '%') o += "%25";
-    else if (c == '\r') o += "%0D";
-    else if (c == '\n') o += "%0A";
-    else if (property && c == ':') o += "%3A";
-    else if (property && c == ',') o += "%2C";
-    else o += c;
+    if (c == '%')
+      o += "%25";
+    else if (c == '\r')
+      o += "%0D";
+    else if (c == '\n')
+      o += "%0A";
+    else if (property && c == ':')
+      o += "%3A";
+    else if (property && c == ',')
+      o += "%2C";
+    else
+      o += c;
   }
   return o;
 }
@@ -86,9 +103,8 @@ std::string verdict_markdown(const std::vector<gate::CaseVerdict>& v, const core
                              const std::vector<std::string>& notes) {
   std::vector<const gate::CaseVerdict*> sorted;
   for (const auto& c : v) sorted.push_back(&c);
-  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
-    return severity(a->verdict) < severity(b->verdict);
-  });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](auto* a, auto* b) { return severity(a->verdict) < severity(b->verdict); });
   auto row_table = [](const std::vector<const gate::CaseVerdict*>& rows) {
     Table t({"case", "verdict", "baseline", "now", "change", "99% CI", "reason"});
     for (auto* c : rows)
@@ -103,8 +119,8 @@ std::string verdict_markdown(const std::vector<gate::CaseVerdict>& v, const core
   std::string md = "## attnprof gate\n\n";
   md += verdict_counts(v) + "\n\n";
   for (const auto& note : notes) md += "> " + note + "\n\n";
-  md += fmt::format("Run `{}` at commit `{}` on `{}` (environment `{}`), against `{}`.\n\n",
-                    run.id, run.git_commit.empty() ? "unknown" : run.git_commit.substr(0, 12),
+  md += fmt::format("Run `{}` at commit `{}` on `{}` (environment `{}`), against `{}`.\n\n", run.id,
+                    run.git_commit.empty() ? "unknown" : run.git_commit.substr(0, 12),
                     run.env.fields.count("device.name") ? run.env.fields.at("device.name") : "?",
                     run.env.fingerprint(), baseline_path);
   if (!notable.empty()) md += row_table(notable) + "\n";
@@ -138,7 +154,9 @@ std::string verdict_annotations(const std::vector<gate::CaseVerdict>& v) {
 
 std::string verdict_json(const std::vector<gate::CaseVerdict>& v, const core::Run& run) {
   nlohmann::json j;
-  j["run"] = {{"id", run.id}, {"commit", run.git_commit}, {"branch", run.git_branch},
+  j["run"] = {{"id", run.id},
+              {"commit", run.git_commit},
+              {"branch", run.git_branch},
               {"environment", run.env.fingerprint()}};
   auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
   for (const auto& c : v)

@@ -11,9 +11,12 @@ Tolerance tolerance_for(core::DType d) {
   // fp16 keeps 11 significant bits, bf16 8; fp32 kernels may still reorder sums (tiling,
   // online softmax), hence not 0.
   switch (d) {
-    case core::DType::fp16: return {2e-3, 2e-3};
-    case core::DType::bf16: return {1.6e-2, 1.6e-2};
-    default: return {1e-4, 1e-4};
+    case core::DType::fp16:
+      return {2e-3, 2e-3};
+    case core::DType::bf16:
+      return {1.6e-2, 1.6e-2};
+    default:
+      return {1e-4, 1e-4};
   }
 }
 

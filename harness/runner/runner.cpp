@@ -36,8 +36,9 @@ core::CaseResult with_status(const core::Case& c, core::CaseStatus s, std::strin
 std::optional<std::string> clocks_not_locked(const core::Case& c) {
   if (c.hardware.clock_policy != "require-locked") return std::nullopt;
   if (c.hardware.device != "cpu")
-    return std::string("clock_policy require-locked: attnprof cannot verify locked GPU clocks "
-                       "yet; use clock_policy record");
+    return std::string(
+        "clock_policy require-locked: attnprof cannot verify locked GPU clocks "
+        "yet; use clock_policy record");
   int cores = 0;
   for (int cpu = 0;; ++cpu) {
     std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpu));
@@ -45,12 +46,15 @@ std::optional<std::string> clocks_not_locked(const core::Case& c) {
     if (!(in >> governor)) break;
     ++cores;
     if (governor != "performance")
-      return fmt::format("clock_policy require-locked: cpu{} uses the \"{}\" cpufreq governor, "
-                         "not \"performance\"", cpu, governor);
+      return fmt::format(
+          "clock_policy require-locked: cpu{} uses the \"{}\" cpufreq governor, "
+          "not \"performance\"",
+          cpu, governor);
   }
   if (cores == 0)
-    return std::string("clock_policy require-locked: this machine exposes no cpufreq governor "
-                       "to check");
+    return std::string(
+        "clock_policy require-locked: this machine exposes no cpufreq governor "
+        "to check");
   return std::nullopt;
 }
 
@@ -83,9 +87,8 @@ Runner::Runner(env::Description env, Options options)
 
 core::CaseResult Runner::run(const core::Case& c) {
   if (auto why = hardware_mismatch(c, m_env))
-    return with_status(c, m_options.require_hardware ? core::CaseStatus::failed
-                                                     : core::CaseStatus::skipped,
-                       *why);
+    return with_status(
+        c, m_options.require_hardware ? core::CaseStatus::failed : core::CaseStatus::skipped, *why);
   std::string missing;
   const kernel::Variant* v = kernel::lookup(c.kernel, &missing);
   if (!v) return with_status(c, core::CaseStatus::error, missing);
@@ -122,7 +125,8 @@ core::CaseResult Runner::run(const core::Case& c) {
     for (const auto& note : timer->notes()) r.message += (r.message.empty() ? "" : "; ") + note;
     add_roofline_metrics(r);
 #ifdef ATTNPROF_HAVE_TRACE
-    if (m_options.trace && c.measure.trace) traced_pass(c, m_env, work, r, {m_options.perfetto_dir, m_options.hardware_counters});
+    if (m_options.trace && c.measure.trace)
+      traced_pass(c, m_env, work, r, {m_options.perfetto_dir, m_options.hardware_counters});
 #endif
   } catch (const kernel::Unsupported& e) {
     return with_status(c, core::CaseStatus::skipped, e.what());

@@ -9,11 +9,11 @@
 namespace attnprof::runner {
 
 struct Options {
-  bool trace = true;              // traced pass and cost matrix (overridden per case by measure.trace)
-  bool require_hardware = false;  // a hardware mismatch fails the case instead of skipping it
-  int threads = 0;                // CPU intra-op threads; 0: the case's, else LibTorch's default
-  std::string perfetto_dir;       // write each traced pass as <dir>/<case key, / as _>.json
-  bool hardware_counters = false; // DRAM bytes through CUPTI's range profiler (GPU only)
+  bool trace = true;  // traced pass and cost matrix (overridden per case by measure.trace)
+  bool require_hardware = false;   // a hardware mismatch fails the case instead of skipping it
+  int threads = 0;                 // CPU intra-op threads; 0: the case's, else LibTorch's default
+  std::string perfetto_dir;        // write each traced pass as <dir>/<case key, / as _>.json
+  bool hardware_counters = false;  // DRAM bytes through CUPTI's range profiler (GPU only)
 };
 
 class Runner {

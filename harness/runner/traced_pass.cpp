@@ -22,10 +22,12 @@ void traced_pass(const core::Case& c, const env::Description& env,
   opts.hardware_counters = options.hardware_counters && opts.device;
   trace::Trace t = trace::record([&] { work(); }, opts);
   r.cost = costmatrix::build(t);
-  for (const auto& [device, bytes] : t.peak_bytes) r.metrics["memory.peak_bytes." + device] = double(bytes);
+  for (const auto& [device, bytes] : t.peak_bytes)
+    r.metrics["memory.peak_bytes." + device] = double(bytes);
   for (const auto& [name, value] : t.counters) r.metrics["counters." + name] = value;
   for (const auto& note : t.notes)
-    if (note.rfind("hardware counters", 0) == 0) r.message += (r.message.empty() ? "" : "; ") + note;
+    if (note.rfind("hardware counters", 0) == 0)
+      r.message += (r.message.empty() ? "" : "; ") + note;
   if (!options.perfetto_dir.empty()) {
     std::string name = c.key;
     for (char& ch : name)
@@ -47,9 +49,8 @@ void traced_pass(const core::Case& c, const env::Description& env,
     }
   }
   if (c.level == core::Level::kernel) {
-    costmatrix::Roofline roof = costmatrix::classify(t, kernel::attention_flops(c),
-                                                     kernel::attention_bytes(c), peak_tflops,
-                                                     peak_gbps);
+    costmatrix::Roofline roof = costmatrix::classify(
+        t, kernel::attention_flops(c), kernel::attention_bytes(c), peak_tflops, peak_gbps);
     // The timed samples' figures stay; the traced pass adds the fractions and the bound.
     for (const auto& [k, v] : costmatrix::metrics(roof)) r.metrics.try_emplace("roofline." + k, v);
     r.metrics["roofline.busy_fraction"] = roof.busy_fraction;

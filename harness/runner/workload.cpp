@@ -1,13 +1,12 @@
 #include "harness/runner/workload.h"
 
+#include <ATen/record_function.h>
 #include <fmt/format.h>
 
 #include <cmath>
 #include <fstream>
 
 #include "harness/util/error.h"
-
-#include <ATen/record_function.h>
 
 namespace attnprof::runner {
 
@@ -17,9 +16,12 @@ at::Device device_of(const core::Case& c) {
 
 at::ScalarType scalar_type_of(core::DType d) {
   switch (d) {
-    case core::DType::fp16: return at::kHalf;
-    case core::DType::bf16: return at::kBFloat16;
-    default: return at::kFloat;
+    case core::DType::fp16:
+      return at::kHalf;
+    case core::DType::bf16:
+      return at::kBFloat16;
+    default:
+      return at::kFloat;
   }
 }
 
@@ -38,15 +40,16 @@ at::Tensor load_additive_mask(const core::Case& c) {
       values.push_back(std::stof(tok));
     } catch (const std::exception&) {
       throw util::InputError(util::Diagnostic{
-          c.mask_file, 0, 0, fmt::format("\"{}\" is not a number (value {})", tok, values.size() + 1)});
+          c.mask_file, 0, 0,
+          fmt::format("\"{}\" is not a number (value {})", tok, values.size() + 1)});
     }
   }
   const size_t want = size_t(c.q_len) * c.kv_len;
   if (values.size() != want)
-    throw util::InputError(util::Diagnostic{
-        c.mask_file, 0, 0,
-        fmt::format("expected {} x {} = {} values (q_len x kv_len), found {}", c.q_len, c.kv_len,
-                    want, values.size())});
+    throw util::InputError(
+        util::Diagnostic{c.mask_file, 0, 0,
+                         fmt::format("expected {} x {} = {} values (q_len x kv_len), found {}",
+                                     c.q_len, c.kv_len, want, values.size())});
   return at::tensor(values).view({1, 1, c.q_len, c.kv_len});
 }
 
@@ -156,10 +159,11 @@ std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Var
   // matrix shows kernels that are no ATen op (cpu.flash, cuda.*) and, for block and layer
   // cases, the attention share.
   const std::string scope = attention_scope(v.name);
-  if (c.level == core::Level::kernel) return [&v, in, scope] {
-    RECORD_USER_SCOPE(scope);
-    return v.launch(in);
-  };
+  if (c.level == core::Level::kernel)
+    return [&v, in, scope] {
+      RECORD_USER_SCOPE(scope);
+      return v.launch(in);
+    };
 
   auto lw = std::make_shared<LayerWeights>(make_weights(c));
   const int64_t hidden = lw->wqkv.size(0);

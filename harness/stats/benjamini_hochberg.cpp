@@ -12,7 +12,8 @@ std::vector<double> benjamini_hochberg(std::span<const double> p) {
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < p.size(); ++i)
     if (!std::isnan(p[i])) idx.push_back(i);
-  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
   const double count = static_cast<double>(idx.size());
   double running = 1;
   for (std::size_t r = idx.size(); r-- > 0;) {

@@ -5,12 +5,12 @@
 // one passes a Welch t-test between its neighbouring segments and a minimum magnitude.
 #pragma once
 
-#include "harness/stats/student_t.h"  // student_t_cdf, used by welch_t_test
-
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "harness/stats/student_t.h"  // student_t_cdf, used by welch_t_test
 
 namespace attnprof::stats {
 

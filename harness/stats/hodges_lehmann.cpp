@@ -65,8 +65,7 @@ class PairwiseDifferences {
 
 }  // namespace
 
-ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> y,
-                             double level) {
+ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> y, double level) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (x.empty() || y.empty()) return {nan, {nan, nan, 0}};
   PairwiseDifferences d(sorted_copy(x), sorted_copy(y));

@@ -10,10 +10,10 @@
 namespace attnprof::stats {
 
 struct MannWhitney {
-  double u = 0;         // #{(i, j): y_j > x_i} + 0.5 #{ties}
-  double z = 0;         // standardized U (no continuity correction), > 0: y larger
-  double p_greater = 1; // H1: y tends to be larger
-  double p_less = 1;    // H1: y tends to be smaller
+  double u = 0;          // #{(i, j): y_j > x_i} + 0.5 #{ties}
+  double z = 0;          // standardized U (no continuity correction), > 0: y larger
+  double p_greater = 1;  // H1: y tends to be larger
+  double p_less = 1;     // H1: y tends to be smaller
   double p_two_sided = 1;
 };
 

@@ -21,11 +21,17 @@ double quantile_sorted(std::span<const double> s, double p) {
   return s[i] + (h - static_cast<double>(i)) * (s[i + 1] - s[i]);
 }
 
-double quantile(std::span<const double> xs, double p) { return quantile_sorted(sorted_copy(xs), p); }
+double quantile(std::span<const double> xs, double p) {
+  return quantile_sorted(sorted_copy(xs), p);
+}
 
-double median_sorted(std::span<const double> s) { return quantile_sorted(s, 0.5); }
+double median_sorted(std::span<const double> s) {
+  return quantile_sorted(s, 0.5);
+}
 
-double median(std::span<const double> xs) { return median_sorted(sorted_copy(xs)); }
+double median(std::span<const double> xs) {
+  return median_sorted(sorted_copy(xs));
+}
 
 double mad(std::span<const double> xs) {
   if (xs.empty()) return std::numeric_limits<double>::quiet_NaN();

@@ -11,8 +11,8 @@ namespace attnprof::stats {
 
 struct Stationarity {
   bool stationary = false;
-  double rel_diff = 0;      // |median(last) - median(previous)| / median(previous)
-  std::size_t window = 0;   // the window length used
+  double rel_diff = 0;     // |median(last) - median(previous)| / median(previous)
+  std::size_t window = 0;  // the window length used
 };
 
 // Windows of `window` values each, the last one ending at xs.back(). Fewer than 2 * window

@@ -1,13 +1,13 @@
 #include "harness/store/render.h"
 
-#include "harness/util/format.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
+
+#include "harness/util/format.h"
 
 namespace attnprof::store {
 
@@ -213,6 +213,5 @@ std::string format_run(const core::Run& run) {
                      std::to_string(c.samples.size()), c.message});
   return out + table(cells);
 }
-
 
 }  // namespace attnprof::store

@@ -27,7 +27,6 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
 // One line per case (key, status, median, samples), then the run's header fields.
 std::string format_run(const core::Run& run);
 
-
 std::string format_time(std::int64_t epoch_ns);  // "2026-11-30T10:37:15Z"
 // "2026-11-30", "2026-11-30T10:37[:15][Z]", or "Nd" (N days before now_ns). nullopt if neither.
 std::optional<std::int64_t> parse_time(std::string_view text, std::int64_t now_ns);

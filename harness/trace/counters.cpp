@@ -35,15 +35,16 @@ std::string join(const std::vector<std::string>& v) {
   std::string msg = fmt::format("{}: {}", call, cupti_error_string(rc));
   if (!context.empty()) msg += " (" + context + ")";
   if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-    msg += ": hardware counters need profiling permission on this system; run as root or load "
-           "the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 "
-           "(https://developer.nvidia.com/ERR_NVGPUCTRPERM), or run without hardware counters";
+    msg +=
+        ": hardware counters need profiling permission on this system; run as root or load "
+        "the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 "
+        "(https://developer.nvidia.com/ERR_NVGPUCTRPERM), or run without hardware counters";
   throw util::EnvironmentError(msg);
 }
 
-#define ATTNPROF_CUPTI_CALL(call, params, context)     \
-  do {                                                 \
-    const CUptiResult rc_ = call(&(params));           \
+#define ATTNPROF_CUPTI_CALL(call, params, context)       \
+  do {                                                   \
+    const CUptiResult rc_ = call(&(params));             \
     if (rc_ != CUPTI_SUCCESS) fail(#call, rc_, context); \
   } while (0)
 
@@ -51,7 +52,8 @@ std::string join(const std::vector<std::string>& v) {
 class HostObject {
  public:
   HostObject(const std::string& chip, const std::vector<std::uint8_t>& availability) {
-    CUpti_Profiler_Host_Initialize_Params p = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    CUpti_Profiler_Host_Initialize_Params p = params<CUpti_Profiler_Host_Initialize_Params>(
+        CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     p.pChipName = chip.c_str();
     p.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
@@ -59,7 +61,8 @@ class HostObject {
     m_obj = p.pHostObject;
   }
   ~HostObject() {
-    CUpti_Profiler_Host_Deinitialize_Params p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    CUpti_Profiler_Host_Deinitialize_Params p = params<CUpti_Profiler_Host_Deinitialize_Params>(
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     p.pHostObject = m_obj;
     cuptiProfilerHostDeinitialize(&p);
   }
@@ -86,7 +89,9 @@ const std::vector<std::string>& default_counter_metrics() {
 }
 
 std::vector<std::string> supported_counter_chips() {
-  CUpti_Profiler_Host_GetSupportedChips_Params p = params<CUpti_Profiler_Host_GetSupportedChips_Params>(CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE);
+  CUpti_Profiler_Host_GetSupportedChips_Params p =
+      params<CUpti_Profiler_Host_GetSupportedChips_Params>(
+          CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE);
   ATTNPROF_CUPTI_CALL(cuptiProfilerHostGetSupportedChips, p, "");
   std::vector<std::string> chips;
   for (std::size_t i = 0; i < p.numChips; ++i) chips.emplace_back(p.ppChipNames[i]);
@@ -123,16 +128,20 @@ CounterConfig build_counter_config(const std::string& chip, const std::vector<st
   CounterConfig c;
   c.chip = chip;
   c.metrics = metrics;
-  CUpti_Profiler_Host_GetConfigImageSize_Params sp = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  CUpti_Profiler_Host_GetConfigImageSize_Params sp =
+      params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+          CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   sp.pHostObject = host.get();
   ATTNPROF_CUPTI_CALL(cuptiProfilerHostGetConfigImageSize, sp, "chip " + chip);
   c.image.resize(sp.configImageSize);
-  CUpti_Profiler_Host_GetConfigImage_Params ip = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  CUpti_Profiler_Host_GetConfigImage_Params ip = params<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   ip.pHostObject = host.get();
   ip.configImageSize = c.image.size();
   ip.pConfigImage = c.image.data();
   ATTNPROF_CUPTI_CALL(cuptiProfilerHostGetConfigImage, ip, "chip " + chip);
-  CUpti_Profiler_Host_GetNumOfPasses_Params np = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  CUpti_Profiler_Host_GetNumOfPasses_Params np = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   np.configImageSize = c.image.size();
   np.pConfigImage = c.image.data();
   ATTNPROF_CUPTI_CALL(cuptiProfilerHostGetNumOfPasses, np, "chip " + chip);
@@ -152,7 +161,8 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found{};
   if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found) !=
-          cudaSuccess || !fn)
+          cudaSuccess ||
+      !fn)
     throw util::EnvironmentError("cudaGetDriverEntryPointByVersion(cuCtxGetCurrent) failed");
   CUcontext ctx = nullptr;
   if (reinterpret_cast<CtxGetCurrent>(fn)(&ctx) != CUDA_SUCCESS || !ctx)
@@ -160,21 +170,26 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   int device = 0;
   cudaGetDevice(&device);
 
-  CUpti_Profiler_Initialize_Params init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  CUpti_Profiler_Initialize_Params init =
+      params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
   ATTNPROF_CUPTI_CALL(cuptiProfilerInitialize, init, "");
   struct DeInit {
     ~DeInit() {
-      CUpti_Profiler_DeInitialize_Params p = params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+      CUpti_Profiler_DeInitialize_Params p = params<CUpti_Profiler_DeInitialize_Params>(
+          CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
       cuptiProfilerDeInitialize(&p);
     }
   } deinit;
 
-  CUpti_Device_GetChipName_Params cp = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  CUpti_Device_GetChipName_Params cp =
+      params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   cp.deviceIndex = static_cast<std::size_t>(device);
   ATTNPROF_CUPTI_CALL(cuptiDeviceGetChipName, cp, "");
   const std::string chip = cp.pChipName;
 
-  CUpti_Profiler_GetCounterAvailability_Params ap = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  CUpti_Profiler_GetCounterAvailability_Params ap =
+      params<CUpti_Profiler_GetCounterAvailability_Params>(
+          CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   ap.ctx = ctx;
   ATTNPROF_CUPTI_CALL(cuptiProfilerGetCounterAvailability, ap, "size");
   std::vector<std::uint8_t> availability(ap.counterAvailabilityImageSize);
@@ -185,28 +200,34 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   HostObject host(chip, availability);  // for evaluation
   {
     auto names = c_names(metrics);
-    CUpti_Profiler_Host_ConfigAddMetrics_Params p = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    CUpti_Profiler_Host_ConfigAddMetrics_Params p =
+        params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+            CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     p.pHostObject = host.get();
     p.ppMetricNames = names.data();
     p.numMetrics = names.size();
     ATTNPROF_CUPTI_CALL(cuptiProfilerHostConfigAddMetrics, p, "evaluation object");
   }
 
-  CUpti_RangeProfiler_Enable_Params ep = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  CUpti_RangeProfiler_Enable_Params ep =
+      params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
   ep.ctx = ctx;
   ATTNPROF_CUPTI_CALL(cuptiRangeProfilerEnable, ep, "chip " + chip);
   CUpti_RangeProfiler_Object* obj = ep.pRangeProfilerObject;
   struct Disable {
     CUpti_RangeProfiler_Object* obj;
     ~Disable() {
-      CUpti_RangeProfiler_Disable_Params p = params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+      CUpti_RangeProfiler_Disable_Params p = params<CUpti_RangeProfiler_Disable_Params>(
+          CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
       p.pRangeProfilerObject = obj;
       cuptiRangeProfilerDisable(&p);
     }
   } disable{obj};
 
   auto names = c_names(metrics);
-  CUpti_RangeProfiler_GetCounterDataSize_Params dp = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  CUpti_RangeProfiler_GetCounterDataSize_Params dp =
+      params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+          CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   dp.pRangeProfilerObject = obj;
   dp.pMetricNames = names.data();
   dp.numMetrics = names.size();
@@ -214,13 +235,16 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   dp.maxNumRangeTreeNodes = 1;
   ATTNPROF_CUPTI_CALL(cuptiRangeProfilerGetCounterDataSize, dp, "");
   std::vector<std::uint8_t> data(dp.counterDataSize);
-  CUpti_RangeProfiler_CounterDataImage_Initialize_Params di = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params di =
+      params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+          CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   di.pRangeProfilerObject = obj;
   di.counterDataSize = data.size();
   di.pCounterData = data.data();
   ATTNPROF_CUPTI_CALL(cuptiRangeProfilerCounterDataImageInitialize, di, "");
 
-  CUpti_RangeProfiler_SetConfig_Params sc = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  CUpti_RangeProfiler_SetConfig_Params sc = params<CUpti_RangeProfiler_SetConfig_Params>(
+      CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   sc.pRangeProfilerObject = obj;
   sc.configSize = config.image.size();
   sc.pConfig = config.image.data();
@@ -237,28 +261,35 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
 
   // User replay: the body runs once per pass (1 for the default metrics on GH100).
   for (std::size_t pass = 0;; ++pass) {
-    CUpti_RangeProfiler_Start_Params st = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+    CUpti_RangeProfiler_Start_Params st =
+        params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     st.pRangeProfilerObject = obj;
     ATTNPROF_CUPTI_CALL(cuptiRangeProfilerStart, st, fmt::format("pass {}", pass));
-    CUpti_RangeProfiler_PushRange_Params pr = params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
+    CUpti_RangeProfiler_PushRange_Params pr = params<CUpti_RangeProfiler_PushRange_Params>(
+        CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
     pr.pRangeProfilerObject = obj;
     pr.pRangeName = "body";
     ATTNPROF_CUPTI_CALL(cuptiRangeProfilerPushRange, pr, "");
     body();
     cudaDeviceSynchronize();
-    CUpti_RangeProfiler_PopRange_Params pp = params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+    CUpti_RangeProfiler_PopRange_Params pp = params<CUpti_RangeProfiler_PopRange_Params>(
+        CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
     pp.pRangeProfilerObject = obj;
     ATTNPROF_CUPTI_CALL(cuptiRangeProfilerPopRange, pp, "");
-    CUpti_RangeProfiler_Stop_Params sp = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+    CUpti_RangeProfiler_Stop_Params sp =
+        params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     sp.pRangeProfilerObject = obj;
     ATTNPROF_CUPTI_CALL(cuptiRangeProfilerStop, sp, fmt::format("pass {}", pass));
     if (sp.isAllPassSubmitted) break;
     if (pass > 64) throw util::EnvironmentError("range profiler: more than 64 passes requested");
   }
-  CUpti_RangeProfiler_DecodeData_Params dd = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  CUpti_RangeProfiler_DecodeData_Params dd = params<CUpti_RangeProfiler_DecodeData_Params>(
+      CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   dd.pRangeProfilerObject = obj;
   ATTNPROF_CUPTI_CALL(cuptiRangeProfilerDecodeData, dd, "");
-  CUpti_RangeProfiler_GetCounterDataInfo_Params gi = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  CUpti_RangeProfiler_GetCounterDataInfo_Params gi =
+      params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+          CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   gi.pCounterDataImage = data.data();
   gi.counterDataImageSize = data.size();
   ATTNPROF_CUPTI_CALL(cuptiRangeProfilerGetCounterDataInfo, gi, "");
@@ -266,7 +297,9 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   std::map<std::string, double> out;
   std::vector<double> values(metrics.size());
   for (std::size_t r = 0; r < gi.numTotalRanges; ++r) {
-    CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params ev =
+        params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+            CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
     ev.pHostObject = host.get();
     ev.pCounterDataImage = data.data();
     ev.counterDataImageSize = data.size();

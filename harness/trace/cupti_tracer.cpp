@@ -17,16 +17,17 @@ namespace attnprof::trace {
 
 std::string cupti_error_string(CUptiResult rc) {
   const char* s = nullptr;
-  if (cuptiGetResultString(rc, &s) != CUPTI_SUCCESS || !s) return fmt::format("CUPTI error {}", int(rc));
+  if (cuptiGetResultString(rc, &s) != CUPTI_SUCCESS || !s)
+    return fmt::format("CUPTI error {}", int(rc));
   return s;
 }
 
-#define ATTNPROF_CUPTI_CHECK(call)                                                         \
-  do {                                                                                      \
-    const CUptiResult rc_ = (call);                                                         \
-    if (rc_ != CUPTI_SUCCESS)                                                               \
-      throw util::EnvironmentError(fmt::format("{}: {} ({}:{})", #call,                    \
-                                               cupti_error_string(rc_), __FILE__, __LINE__)); \
+#define ATTNPROF_CUPTI_CHECK(call)                                                            \
+  do {                                                                                        \
+    const CUptiResult rc_ = (call);                                                           \
+    if (rc_ != CUPTI_SUCCESS)                                                                 \
+      throw util::EnvironmentError(                                                           \
+          fmt::format("{}: {} ({}:{})", #call, cupti_error_string(rc_), __FILE__, __LINE__)); \
   } while (0)
 
 bool device_tracing_available(std::string* why_not) {
@@ -120,8 +121,8 @@ class CuptiTracer final : public DeviceTracer {
     m_started = false;
     g_active.store(nullptr);
     if (sync != cudaSuccess)
-      throw util::EnvironmentError(
-          fmt::format("cudaDeviceSynchronize: {} ({}:{})", cudaGetErrorString(sync), __FILE__, __LINE__));
+      throw util::EnvironmentError(fmt::format("cudaDeviceSynchronize: {} ({}:{})",
+                                               cudaGetErrorString(sync), __FILE__, __LINE__));
     if (flush != CUPTI_SUCCESS)
       throw util::EnvironmentError(fmt::format("cuptiActivityFlushAll: {} ({}:{})",
                                                cupti_error_string(flush), __FILE__, __LINE__));
@@ -135,7 +136,8 @@ class CuptiTracer final : public DeviceTracer {
           errors));
     if (!m_buffer_error.empty()) out.notes.push_back(m_buffer_error);
     if (out.dropped)
-      out.notes.push_back(fmt::format("CUPTI dropped {} activity records (buffers full)", out.dropped));
+      out.notes.push_back(
+          fmt::format("CUPTI dropped {} activity records (buffers full)", out.dropped));
     return out;
   }
 
@@ -174,6 +176,8 @@ class CuptiTracer final : public DeviceTracer {
 
 }  // namespace
 
-std::unique_ptr<DeviceTracer> make_cupti_tracer() { return std::make_unique<CuptiTracer>(); }
+std::unique_ptr<DeviceTracer> make_cupti_tracer() {
+  return std::make_unique<CuptiTracer>();
+}
 
 }  // namespace attnprof::trace

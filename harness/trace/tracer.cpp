@@ -191,7 +191,9 @@ class Session {
     m_generation = g_generation.fetch_add(1) + 1;
     g_session.store(this, std::memory_order_release);
   }
-  void end() { g_session.store(nullptr, std::memory_order_release); }
+  void end() {
+    g_session.store(nullptr, std::memory_order_release);
+  }
 
   void move_into(Trace& t) {
     std::lock_guard lock(m_mutex);
@@ -200,7 +202,9 @@ class Session {
     t.peak_bytes = std::move(m_peak);
   }
 
-  bool memory_enabled() const { return m_memory; }
+  bool memory_enabled() const {
+    return m_memory;
+  }
 
  private:
   DeviceTracer* m_device;
@@ -301,7 +305,7 @@ Trace record(const std::function<void()>& body, const Options& options, DeviceTr
     for (auto& n : r.notes) t.notes.push_back(std::move(n));
     auto op_of = [&](std::uint64_t external) -> std::int64_t {
       return external >= 1 && external <= t.ops.size() ? static_cast<std::int64_t>(external - 1)
-                                                        : -1;
+                                                       : -1;
     };
     for (auto& d : r.device) d.op = op_of(d.external_id);
     for (auto& a : r.api) a.op = op_of(a.external_id);
@@ -316,8 +320,8 @@ Trace record(const std::function<void()>& body, const Options& options, DeviceTr
 
 Trace record(const std::function<void()>& body, const Options& options) {
   std::string why;
-  const bool available = (options.device || options.hardware_counters) &&
-                         device_tracing_available(&why);
+  const bool available =
+      (options.device || options.hardware_counters) && device_tracing_available(&why);
   Trace t;
 #ifdef ATTNPROF_HAVE_CUPTI
   std::unique_ptr<DeviceTracer> cupti;

@@ -40,7 +40,8 @@ inline std::uint16_t float_to_half(float f) {
   const std::uint32_t x = float_bits(f);
   const std::uint32_t sign = (x >> 16) & 0x8000u;
   const std::uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) return static_cast<std::uint16_t>(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (ax >= 0x7f800000u)
+    return static_cast<std::uint16_t>(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
   // 65520 is halfway between 65504 (the largest half, odd mantissa) and 65536: ties go to inf.
   if (ax >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);
   if (ax < 0x38800000u) {
@@ -56,29 +57,41 @@ inline std::uint16_t float_to_half(float f) {
   return static_cast<std::uint16_t>(sign | ((e + 0xfffu + ((e >> 13) & 1u)) >> 13));
 }
 
-inline float bf16_to_float(std::uint16_t b) { return bits_float(static_cast<std::uint32_t>(b) << 16); }
+inline float bf16_to_float(std::uint16_t b) {
+  return bits_float(static_cast<std::uint32_t>(b) << 16);
+}
 
 inline std::uint16_t float_to_bf16(float f) {
   const std::uint32_t x = float_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet nan
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet nan
   return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
 // Element `index` of a buffer of `type`, as fp32.
 inline float load_element(const void* base, ScalarType type, std::int64_t index) {
   switch (type) {
-    case ScalarType::f32: return static_cast<const float*>(base)[index];
-    case ScalarType::f16: return half_to_float(static_cast<const std::uint16_t*>(base)[index]);
-    case ScalarType::bf16: return bf16_to_float(static_cast<const std::uint16_t*>(base)[index]);
+    case ScalarType::f32:
+      return static_cast<const float*>(base)[index];
+    case ScalarType::f16:
+      return half_to_float(static_cast<const std::uint16_t*>(base)[index]);
+    case ScalarType::bf16:
+      return bf16_to_float(static_cast<const std::uint16_t*>(base)[index]);
   }
   return 0;
 }
 
 inline void store_element(void* base, ScalarType type, std::int64_t index, float value) {
   switch (type) {
-    case ScalarType::f32: static_cast<float*>(base)[index] = value; break;
-    case ScalarType::f16: static_cast<std::uint16_t*>(base)[index] = float_to_half(value); break;
-    case ScalarType::bf16: static_cast<std::uint16_t*>(base)[index] = float_to_bf16(value); break;
+    case ScalarType::f32:
+      static_cast<float*>(base)[index] = value;
+      break;
+    case ScalarType::f16:
+      static_cast<std::uint16_t*>(base)[index] = float_to_half(value);
+      break;
+    case ScalarType::bf16:
+      static_cast<std::uint16_t*>(base)[index] = float_to_bf16(value);
+      break;
   }
 }
 

@@ -64,7 +64,8 @@ Problem make_problem(const ProblemShape& shape) {
     fill(pr.q, s.dtype, std::int64_t{pr.total_q} * s.heads_q * s.head_dim, rng);
     fill(pr.k, s.dtype, std::int64_t{pr.total_k} * s.heads_kv * s.head_dim, rng);
     fill(pr.v, s.dtype, std::int64_t{pr.total_k} * s.heads_kv * s.head_dim, rng);
-    pr.o.assign(static_cast<size_t>(pr.total_q) * s.heads_q * s.head_dim * element_size(s.dtype), 0);
+    pr.o.assign(static_cast<size_t>(pr.total_q) * s.heads_q * s.head_dim * element_size(s.dtype),
+                0);
   } else {
     fill(pr.q, s.dtype, std::int64_t{s.batch} * s.heads_q * s.seq_q * s.head_dim, rng);
     fill(pr.k, s.dtype, std::int64_t{s.batch} * s.heads_kv * s.seq_k * s.head_dim, rng);
@@ -126,7 +127,8 @@ AttentionParams Problem::params() {
 std::vector<float> Problem::output() const {
   const std::int64_t n = static_cast<std::int64_t>(o.size()) / element_size(shape.dtype);
   std::vector<float> out(static_cast<size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = load_element(o.data(), shape.dtype, i);
+  for (std::int64_t i = 0; i < n; ++i)
+    out[static_cast<size_t>(i)] = load_element(o.data(), shape.dtype, i);
   return out;
 }
 
@@ -142,9 +144,12 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 double tolerance(ScalarType t) {
   switch (t) {
-    case ScalarType::f32: return 2e-5;
-    case ScalarType::f16: return 2e-3;
-    case ScalarType::bf16: return 1.6e-2;
+    case ScalarType::f32:
+      return 2e-5;
+    case ScalarType::f16:
+      return 2e-3;
+    case ScalarType::bf16:
+      return 1.6e-2;
   }
   return 0;
 }

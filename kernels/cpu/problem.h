@@ -28,9 +28,9 @@ struct ProblemShape {
 
 struct Problem {
   ProblemShape shape;
-  std::vector<unsigned char> q, k, v, o;  // raw elements of shape.dtype
-  std::vector<int> seq_lens;              // [B] when padding
-  std::vector<float> mask;                // [B, 1, Sq, Sk] when custom_mask
+  std::vector<unsigned char> q, k, v, o;        // raw elements of shape.dtype
+  std::vector<int> seq_lens;                    // [B] when padding
+  std::vector<float> mask;                      // [B, 1, Sq, Sk] when custom_mask
   std::vector<int> cu_seqlens_q, cu_seqlens_k;  // [B+1] when varlen
   int total_q = 0, total_k = 0;                 // rows of the packed tensors when varlen
 

@@ -52,9 +52,9 @@ CUpti_ActivityKernel10 kernel(const char* name, std::uint32_t corr, std::uint64_
   return k;
 }
 
-CUpti_ActivityExternalCorrelation external(std::uint32_t corr, std::uint64_t id,
-                                           CUpti_ExternalCorrelationKind kind =
-                                               CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
+CUpti_ActivityExternalCorrelation external(
+    std::uint32_t corr, std::uint64_t id,
+    CUpti_ExternalCorrelationKind kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
   CUpti_ActivityExternalCorrelation x;
   std::memset(&x, 0, sizeof x);
   x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
@@ -142,8 +142,8 @@ TEST_SUITE("trace::CuptiRecords") {
 
   TEST_CASE("records split over several buffers resolve after the last one") {
     Buffer first, second;
-    first.put(kernel("k", 21, 10, 20));   // kernel completes in an earlier buffer...
-    second.put(external(21, 99));         // ...than its API call's external record
+    first.put(kernel("k", 21, 10, 20));  // kernel completes in an earlier buffer...
+    second.put(external(21, 99));        // ...than its API call's external record
     trace::DeviceRecords r;
     trace::process_buffer(first.bytes(), first.size(), r);
     trace::process_buffer(second.bytes(), second.size(), r);

@@ -1,8 +1,7 @@
 // trace::device_tracing_available on a machine without a GPU, and the guarantee the runner
 // relies on: the check itself calls no CUPTI function and does not crash.
-#include <doctest/doctest.h>
-
 #include <cuda_runtime_api.h>
+#include <doctest/doctest.h>
 
 #include "harness/trace/cupti_tracer.h"
 

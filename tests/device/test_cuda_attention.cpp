@@ -5,9 +5,8 @@
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 
-#include <cstdio>
-
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -44,10 +43,14 @@ struct DeviceBuffer {
 enum class Kernel { naive, flash, varlen, decode };
 const char* name(Kernel k) {
   switch (k) {
-    case Kernel::naive: return "cuda.naive";
-    case Kernel::flash: return "cuda.flash";
-    case Kernel::varlen: return "cuda.varlen";
-    case Kernel::decode: return "cuda.decode";
+    case Kernel::naive:
+      return "cuda.naive";
+    case Kernel::flash:
+      return "cuda.flash";
+    case Kernel::varlen:
+      return "cuda.varlen";
+    case Kernel::decode:
+      return "cuda.decode";
   }
   return "?";
 }
@@ -61,7 +64,8 @@ double device_vs_reference(const ProblemShape& shape, Kernel kernel, int splits 
   Problem host = make_problem(shape);
   DeviceBuffer q(host.q), k(host.k), v(host.v), o(host.o), lens(host.seq_lens), mask(host.mask),
       cuq(host.cu_seqlens_q), cuk(host.cu_seqlens_k);
-  CUDA_REQUIRE(cudaMemset(o.ptr, 0xff, host.o.size()));  // NaN-ish garbage: every row must be written
+  CUDA_REQUIRE(
+      cudaMemset(o.ptr, 0xff, host.o.size()));  // NaN-ish garbage: every row must be written
   AttentionParams p = host.params();
   p.q = q.ptr, p.k = k.ptr, p.v = v.ptr, p.o = o.ptr;
   p.seq_lens = static_cast<const int*>(lens.ptr);
@@ -77,8 +81,12 @@ double device_vs_reference(const ProblemShape& shape, Kernel kernel, int splits 
       if (st.ok()) CUDA_REQUIRE(cudaDeviceSynchronize());
       break;
     }
-    case Kernel::flash: st = cuda::flash_forward(p, nullptr); break;
-    case Kernel::varlen: st = cuda::varlen_forward(p, nullptr); break;
+    case Kernel::flash:
+      st = cuda::flash_forward(p, nullptr);
+      break;
+    case Kernel::varlen:
+      st = cuda::varlen_forward(p, nullptr);
+      break;
     case Kernel::decode: {
       int dev = 0, sms = 0;
       CUDA_REQUIRE(cudaGetDevice(&dev));
@@ -98,15 +106,16 @@ double device_vs_reference(const ProblemShape& shape, Kernel kernel, int splits 
 
 // fp32 on the GPU: exp2f and a different summation order than the double reference; 1e-4 is
 // still far below what a masking or indexing bug produces (>1e-2).
-double device_tolerance(ScalarType t) { return std::max(cpu::tolerance(t), 1e-4); }
+double device_tolerance(ScalarType t) {
+  return std::max(cpu::tolerance(t), 1e-4);
+}
 
 struct Geometry {
   int batch, heads_q, heads_kv, seq_q, seq_k, head_dim;
 };
 const Geometry geometries[] = {
-    {1, 1, 1, 1, 1, 64},      {2, 4, 4, 37, 37, 64},   {1, 8, 2, 100, 100, 128},
-    {2, 8, 1, 1, 257, 128},   {1, 4, 4, 33, 129, 64},  {1, 2, 2, 70, 20, 64},
-    {1, 4, 1, 300, 300, 128}, {2, 2, 2, 65, 200, 64},
+    {1, 1, 1, 1, 1, 64},    {2, 4, 4, 37, 37, 64}, {1, 8, 2, 100, 100, 128}, {2, 8, 1, 1, 257, 128},
+    {1, 4, 4, 33, 129, 64}, {1, 2, 2, 70, 20, 64}, {1, 4, 1, 300, 300, 128}, {2, 2, 2, 65, 200, 64},
 };
 
 struct MaskCase {
@@ -115,15 +124,15 @@ struct MaskCase {
   int window;
   bool padding, custom;
 };
-const MaskCase masks[] = {{"none", false, 0, false, false},    {"causal", true, 0, false, false},
-                          {"window", false, 16, false, false}, {"padding", false, 0, true, false},
-                          {"causal+padding", true, 0, true, false},
-                          {"custom", false, 0, false, true}};
+const MaskCase masks[] = {
+    {"none", false, 0, false, false},         {"causal", true, 0, false, false},
+    {"window", false, 16, false, false},      {"padding", false, 0, true, false},
+    {"causal+padding", true, 0, true, false}, {"custom", false, 0, false, true}};
 const ScalarType dtypes[] = {ScalarType::f32, ScalarType::f16, ScalarType::bf16};
 
 ProblemShape shape_of(const Geometry& g, const MaskCase& m, ScalarType t) {
-  ProblemShape s{g.batch, g.heads_q, g.heads_kv, g.seq_q, g.seq_k, g.head_dim, t,
-                 m.causal, m.window, m.padding, m.custom};
+  ProblemShape s{g.batch, g.heads_q, g.heads_kv, g.seq_q,   g.seq_k, g.head_dim,
+                 t,       m.causal,  m.window,   m.padding, m.custom};
   if (m.padding) s.batch = 3;  // sequences of different lengths
   return s;
 }
@@ -181,8 +190,10 @@ TEST_SUITE("kernels::cuda::attention") {
 
   TEST_CASE("cuda.decode matches the reference: Sq 1 and 4, long caches, forced splits") {
     if (!have_gpu()) return;
-    const Geometry decode_geometries[] = {{1, 8, 8, 1, 1, 128},    {4, 32, 8, 1, 1000, 128},
-                                          {3, 16, 2, 1, 4097, 64}, {2, 8, 1, 4, 700, 128},
+    const Geometry decode_geometries[] = {{1, 8, 8, 1, 1, 128},
+                                          {4, 32, 8, 1, 1000, 128},
+                                          {3, 16, 2, 1, 4097, 64},
+                                          {2, 8, 1, 4, 700, 128},
                                           {1, 4, 4, 1, 63, 64}};
     for (const Geometry& g : decode_geometries)
       for (const MaskCase& m : masks)

@@ -1,14 +1,13 @@
 // The real CUPTI tracer on a GPU: kernels recorded and mapped to the ATen op that launched them,
 // CPU and GPU timestamps on one clock, no dropped records, and the range profiler's DRAM bytes.
 // Each test skips (passes with a message) where there is no GPU.
-#include "tests/torch/torch_doctest.h"
-
 #include <cstdio>
 
 #include "harness/costmatrix/cost_matrix.h"
 #include "harness/costmatrix/table.h"
 #include "harness/trace/counters.h"
 #include "harness/trace/tracer.h"
+#include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;
 

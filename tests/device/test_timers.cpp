@@ -18,8 +18,8 @@
 #include "harness/runner/timers.h"
 #include "harness/trace/cupti_tracer.h"
 #include "kernels/cuda/blocking.h"
-#include "tests/torch/torch_doctest.h"
 #include "tests/device/device_test.h"
+#include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;
 using kernels::cuda::spin_for;

@@ -5,8 +5,8 @@
 
 namespace {
 
-at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                     bool is_causal, double scale) {
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal,
+                     double scale) {
   const int64_t group = q.size(1) / k.size(1);
   at::Tensor kk = group > 1 ? k.repeat_interleave(group, 1) : k;
   at::Tensor vv = group > 1 ? v.repeat_interleave(group, 1) : v;

@@ -22,8 +22,8 @@ struct Result {
 
 // Runs the built attnprof in `dir` with `args` (a shell fragment).
 Result attnprof(const fs::path& dir, const std::string& args) {
-  const std::string cmd = "cd '" + dir.string() + "' && ATTNPROF_DB= '" ATTNPROF_BINARY_DIR
-                          "/attnprof' " + args + " 2>&1";
+  const std::string cmd = "cd '" + dir.string() +
+                          "' && ATTNPROF_DB= '" ATTNPROF_BINARY_DIR "/attnprof' " + args + " 2>&1";
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -44,8 +44,9 @@ struct TempDir {
   // Not std::filesystem::remove_all: libtorch.so exports its own copy of it, which the dynamic
   // linker binds first and which crashes (LibTorch 2.11 wheel). nftw does the same job.
   ~TempDir() {
-    nftw(path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return remove(p); },
-         16, FTW_DEPTH | FTW_PHYS);
+    nftw(
+        path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return remove(p); },
+        16, FTW_DEPTH | FTW_PHYS);
   }
   void write(const std::string& name, const std::string& text) const {
     std::ofstream(path / name) << text;
@@ -113,8 +114,9 @@ TEST_SUITE("cli") {
 
   TEST_CASE("a malformed scenario is bad input named file:line:col, exit 2") {
     TempDir d;
-    d.write("bad.yaml", "name: bad\nmodel: bert-base\nworkloads:\n  - name: prefill\n    batch: 1\n"
-                        "    seq_len: 128\n    hdim: 64\n");
+    d.write("bad.yaml",
+            "name: bad\nmodel: bert-base\nworkloads:\n  - name: prefill\n    batch: 1\n"
+            "    seq_len: 128\n    hdim: 64\n");
     Result r = attnprof(d.path, "validate bad.yaml");
     CHECK(r.rc == 2);
     CHECK(r.out.find("bad.yaml:7:5: unknown key \"hdim\"") != std::string::npos);
@@ -206,8 +208,9 @@ TEST_SUITE("cli") {
       INFO(r.out);
       REQUIRE(r.rc == 0);
     }
-    Result cand = attnprof(d.path, "run tiny.yaml --db h.db --branch pr-1 --commit c5 "
-                                   "--cost-rows 0 --perfetto traces");
+    Result cand = attnprof(d.path,
+                           "run tiny.yaml --db h.db --branch pr-1 --commit c5 "
+                           "--cost-rows 0 --perfetto traces");
     INFO(cand.out);
     REQUIRE(cand.rc == 0);
     CHECK(d.read("traces/tiny_prefill_b1-s32-fp32-none_eager.json").find("\"traceEvents\"") !=
@@ -234,8 +237,9 @@ TEST_SUITE("cli") {
     Result reg = attnprof(d.path, "compare --db h.db --baseline fast.yaml");
     INFO(reg.out);
     CHECK(reg.rc == 1);
-    Result acc = attnprof(d.path, "annotate accept --db h.db --case '*causal*' "
-                                  "--reason 'intended: new masking' --author ci-test");
+    Result acc = attnprof(d.path,
+                          "annotate accept --db h.db --case '*causal*' "
+                          "--reason 'intended: new masking' --author ci-test");
     INFO(acc.out);
     CHECK(acc.rc == 0);
     Result after = attnprof(d.path, "compare --db h.db --baseline fast.yaml");
@@ -243,7 +247,8 @@ TEST_SUITE("cli") {
     CHECK(after.out.find("1 accepted") != std::string::npos);
     CHECK(after.rc == (after.out.find("1 regression") != std::string::npos ? 1 : 0));
 
-    Result show = attnprof(d.path, "show latest --db h.db --case '*causal*' --sort cpu_total --rows 3");
+    Result show =
+        attnprof(d.path, "show latest --db h.db --case '*causal*' --sort cpu_total --rows 3");
     INFO(show.out);
     CHECK(show.rc == 0);
     CHECK(show.out.find("cost matrix: tiny/prefill/b1-s32-fp32-causal/eager") != std::string::npos);
@@ -262,11 +267,12 @@ TEST_SUITE("cli") {
   TEST_CASE("a plugin kernel runs; a wrong one fails the case and the run exits 1") {
     TempDir d;
     std::string suite = kTinySuite;
-    suite.replace(suite.find("kernels: [eager]"), 16,
-                  "kernels: [\"op:attnprof_test::attention\", \"op:attnprof_test::attention_wrong\"]");
+    suite.replace(
+        suite.find("kernels: [eager]"), 16,
+        "kernels: [\"op:attnprof_test::attention\", \"op:attnprof_test::attention_wrong\"]");
     d.write("plug.yaml", suite);
-    Result r = attnprof(d.path, std::string("run plug.yaml --db p.db --plugin '") +
-                                    ATTNPROF_TEST_PLUGIN + "'");
+    Result r = attnprof(
+        d.path, std::string("run plug.yaml --db p.db --plugin '") + ATTNPROF_TEST_PLUGIN + "'");
     INFO(r.out);
     CHECK(r.rc == 1);
     CHECK(r.out.find("4 cases: 2 ok, 2 failed, 0 skipped, 0 error") != std::string::npos);

@@ -1,21 +1,19 @@
 // The LibTorch variants against the reference on the CPU, and the registry's contract.
-#include "tests/torch/torch_doctest.h"
-
 #include <ATen/Parallel.h>
-
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 
+#include "harness/env/environment.h"
 #include "harness/kernel/registry.h"
 #include "harness/kernel/variants/variants.h"
-#include "harness/env/environment.h"
 #include "harness/runner/check.h"
 #include "harness/runner/runner.h"
 #include "harness/runner/workload.h"
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
+#include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;
 
@@ -49,9 +47,9 @@ runner::CheckResult run_and_check(const core::Case& c) {
 TEST_SUITE("kernel::registry") {
   TEST_CASE("built-in variants are registered once each") {
     auto names = kernel::registry().names();
-    for (const char* n : {"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn",
-                          "eager", "cpu.naive", "cpu.flash", "cuda.naive", "cuda.flash",
-                          "cuda.decode", "cuda.varlen"})
+    for (const char* n :
+         {"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn", "eager",
+          "cpu.naive", "cpu.flash", "cuda.naive", "cuda.flash", "cuda.decode", "cuda.varlen"})
       CHECK_MESSAGE(std::find(names.begin(), names.end(), n) != names.end(), n);
     kernel::Registry r;
     kernel::register_eager(r);
@@ -81,14 +79,16 @@ TEST_SUITE("kernel::registry") {
     c.mask = core::MaskKind::causal;  // decode: one query sees all 40 keys
     CHECK(kernel::attention_pairs(c) == doctest::Approx(2 * 40));
     c.q_len = c.kv_len = 16;
-    CHECK(kernel::attention_bytes(c) == doctest::Approx(4.0 * (2 * 2 * 4 * 16 * 32 + 2 * 2 * 4 * 16 * 32)));
+    CHECK(kernel::attention_bytes(c) ==
+          doctest::Approx(4.0 * (2 * 2 * 4 * 16 * 32 + 2 * 2 * 4 * 16 * 32)));
   }
 }
 
 TEST_SUITE("kernel::variants") {
   TEST_CASE("every CPU variant matches sdpa.math for every mask, GQA and decode") {
     for (const char* k : {"sdpa.auto", "sdpa.math", "eager", "cpu.naive", "cpu.flash"}) {
-      for (auto mask : {core::MaskKind::none, core::MaskKind::causal, core::MaskKind::sliding_window}) {
+      for (auto mask :
+           {core::MaskKind::none, core::MaskKind::causal, core::MaskKind::sliding_window}) {
         for (auto [q, kv] : {std::pair{24, 24}, std::pair{1, 40}, std::pair{4, 40}}) {
           for (int kv_heads : {4, 1}) {
             core::Case c = make_case(k, mask, q, kv, 4, kv_heads);

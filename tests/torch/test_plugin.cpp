@@ -1,10 +1,9 @@
 // Users' kernels as plugins: load a TORCH_LIBRARY shared library and run its op as a variant.
-#include "tests/torch/torch_doctest.h"
-
 #include "harness/kernel/plugin.h"
 #include "harness/runner/check.h"
 #include "harness/runner/workload.h"
 #include "harness/util/error.h"
+#include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;
 

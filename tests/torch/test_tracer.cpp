@@ -1,8 +1,6 @@
 // trace::record on real ATen ops on the CPU: op names, nesting, shapes and dtypes, self vs total
 // time, memory per op, and (with CUPTI built) kernel-to-op mapping through a fake device tracer
 // that answers each pushed external id with a packed CUPTI kernel record.
-#include "tests/torch/torch_doctest.h"
-
 #include <ATen/record_function.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 
 #include "harness/costmatrix/cost_matrix.h"
 #include "harness/trace/tracer.h"
+#include "tests/torch/torch_doctest.h"
 
 #ifdef ATTNPROF_HAVE_CUPTI
 #include <cstring>
@@ -202,8 +201,10 @@ TEST_SUITE("trace::Tracer") {
     }
     void pop_external_id() noexcept override {
       std::lock_guard lock(m);
-      if (!stack.empty()) stack.pop_back();
-      else ++unbalanced;
+      if (!stack.empty())
+        stack.pop_back();
+      else
+        ++unbalanced;
     }
     std::uint64_t timestamp_ns() noexcept override { return ++clock; }
     trace::DeviceRecords stop() override {

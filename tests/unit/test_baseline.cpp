@@ -90,7 +90,8 @@ cases:
       gate::load_baseline("/nonexistent/cpu.yaml");
       FAIL("no error");
     } catch (const util::InputError& e) {
-      CHECK(std::string(e.what()) == "/nonexistent/cpu.yaml: cannot read: No such file or directory");
+      CHECK(std::string(e.what()) ==
+            "/nonexistent/cpu.yaml: cannot read: No such file or directory");
     }
   }
   TEST_CASE("written from a run: exact text, then read back the same") {
@@ -106,17 +107,19 @@ cases:
           "# attnprof baseline: per-case timings that `attnprof compare` gates against.\n"
           "# Written by `attnprof baseline update`; samples_ns are ascending, in nanoseconds.\n"
           "hardware: \"cpu-test\"\n"
-          "fingerprint: \"" + run.env.fingerprint() + "\"\n"
-          "commit: \"1f2e3d4\"\n"
-          "cases:\n"
-          "  \"m/k\":\n"
-          "    median_ns: 102\n"  // 101.5 rounds away from zero
-          "    q1_ns: 101\n"
-          "    q3_ns: 102\n"
-          "    ci_low_ns: 100\n"
-          "    ci_high_ns: 103\n"
-          "    n: 4\n"
-          "    samples_ns: [100, 101, 102, 103]\n");
+          "fingerprint: \"" +
+              run.env.fingerprint() +
+              "\"\n"
+              "commit: \"1f2e3d4\"\n"
+              "cases:\n"
+              "  \"m/k\":\n"
+              "    median_ns: 102\n"  // 101.5 rounds away from zero
+              "    q1_ns: 101\n"
+              "    q3_ns: 102\n"
+              "    ci_low_ns: 100\n"
+              "    ci_high_ns: 103\n"
+              "    n: 4\n"
+              "    samples_ns: [100, 101, 102, 103]\n");
     // A folder of its own: ctest runs in several build folders may run this at the same time.
     char dir[] = "/tmp/attnprof-baseline-XXXXXX";
     REQUIRE(mkdtemp(dir) != nullptr);

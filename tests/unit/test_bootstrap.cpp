@@ -23,7 +23,7 @@ TEST_SUITE("stats::bootstrap") {
     auto est = stats::bootstrap_median_ratio(a, b);
     CHECK(est.ratio == doctest::Approx(1.07).epsilon(0.01));
     CHECK(est.ci.contains(1.07));
-    CHECK(est.ci.low > 1.06);   // 400 samples at 3% noise pin the ratio to well under 1%
+    CHECK(est.ci.low > 1.06);  // 400 samples at 3% noise pin the ratio to well under 1%
     CHECK(est.ci.high < 1.08);
     CHECK(est.ci.level == 0.95);
   }

@@ -1,10 +1,9 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "harness/gate/compare.h"
 #include "harness/stats/rng.h"
@@ -91,7 +90,7 @@ TEST_SUITE("gate::compare") {
   }
   TEST_CASE("a small change within tolerance is unchanged even when significant") {
     auto v = one(1.02, 500, 0.01);
-    CHECK(v.p_adjusted < 1e-6);  // clearly slower...
+    CHECK(v.p_adjusted < 1e-6);                    // clearly slower...
     CHECK(v.verdict == gate::Verdict::unchanged);  // ...but within the 5% the case allows
   }
   TEST_CASE("too few noisy samples: inconclusive, a warning unless strict") {

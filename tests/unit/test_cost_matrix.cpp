@@ -39,7 +39,8 @@ trace::Trace eager_attention(bool with_device) {
   t.start_ns = 0;
   t.end_ns = 1000;
   const std::string mm = "[[1, 2, 4, 8], [1, 2, 8, 4]]";
-  t.ops = {op("attnprof::attention", -1, 0, 1000),  op("aten::matmul", 0, 100, 400, mm),
+  t.ops = {op("attnprof::attention", -1, 0, 1000),
+           op("aten::matmul", 0, 100, 400, mm),
            op("aten::bmm", 1, 150, 350, "[[2, 4, 8], [2, 8, 4]]"),
            op("aten::softmax", 0, 450, 600, "[[1, 2, 4, 4], []]"),
            op("aten::matmul", 0, 650, 950, mm),
@@ -97,7 +98,7 @@ TEST_SUITE("costmatrix::CostMatrix") {
 
   TEST_CASE("device self is the op's own kernels, device total adds descendants'") {
     const auto rows = costmatrix::build(eager_attention(true));
-    REQUIRE(rows.size() == 5);  // four ops and the unclaimed memcpy
+    REQUIRE(rows.size() == 5);         // four ops and the unclaimed memcpy
     CHECK(rows[0].op == "aten::bmm");  // ranked by device self time
     CHECK(rows[0].device_self_ns == 600);
     CHECK(rows[0].launches == 2);

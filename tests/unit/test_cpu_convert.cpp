@@ -29,9 +29,9 @@ TEST_SUITE("kernels::cpu::convert") {
     // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1.0).
     CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);
     CHECK(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);
-    CHECK(float_to_half(std::ldexp(1.0f, -25)) == 0x0000);       // tie with 0: even
-    CHECK(float_to_half(std::ldexp(3.0f, -25)) == 0x0002);       // 1.5 ulp: to even 2
-    CHECK(float_to_half(std::ldexp(1023.5f, -24)) == 0x0400);    // rounds up into normals
+    CHECK(float_to_half(std::ldexp(1.0f, -25)) == 0x0000);     // tie with 0: even
+    CHECK(float_to_half(std::ldexp(3.0f, -25)) == 0x0002);     // 1.5 ulp: to even 2
+    CHECK(float_to_half(std::ldexp(1023.5f, -24)) == 0x0400);  // rounds up into normals
     CHECK(std::isnan(half_to_float(float_to_half(std::numeric_limits<float>::quiet_NaN()))));
   }
 

@@ -37,10 +37,10 @@ struct MaskCase {
   int window;
   bool padding, custom;
 };
-const MaskCase masks[] = {{"none", false, 0, false, false},    {"causal", true, 0, false, false},
-                          {"window", false, 16, false, false}, {"padding", false, 0, true, false},
-                          {"causal+padding", true, 0, true, false},
-                          {"custom", false, 0, false, true}};
+const MaskCase masks[] = {
+    {"none", false, 0, false, false},         {"causal", true, 0, false, false},
+    {"window", false, 16, false, false},      {"padding", false, 0, true, false},
+    {"causal+padding", true, 0, true, false}, {"custom", false, 0, false, true}};
 
 }  // namespace
 
@@ -50,8 +50,8 @@ TEST_SUITE("kernels::cpu::flash") {
       for (const MaskCase& m : masks)
         for (ScalarType t : {ScalarType::f32, ScalarType::f16, ScalarType::bf16})
           for (int threads : {1, 3}) {
-            ProblemShape s{g.batch, g.heads_q, g.heads_kv, g.seq_q, g.seq_k, g.head_dim, t,
-                           m.causal, m.window, m.padding, m.custom};
+            ProblemShape s{g.batch, g.heads_q, g.heads_kv, g.seq_q,   g.seq_k, g.head_dim,
+                           t,       m.causal,  m.window,   m.padding, m.custom};
             s.batch = m.padding ? 3 : g.batch;  // padding needs sequences of different lengths
             CAPTURE(s.name());
             CAPTURE(threads);

@@ -111,8 +111,14 @@ TEST_SUITE("kernels::cpu::naive") {
 
   TEST_CASE("varlen: each packed sequence equals the same sequence run alone") {
     for (bool causal : {false, true}) {
-      ProblemShape shape{.batch = 3, .heads_q = 4, .heads_kv = 2, .seq_q = 19, .seq_k = 19,
-                         .head_dim = 16, .causal = causal, .varlen = true};
+      ProblemShape shape{.batch = 3,
+                         .heads_q = 4,
+                         .heads_kv = 2,
+                         .seq_q = 19,
+                         .seq_k = 19,
+                         .head_dim = 16,
+                         .causal = causal,
+                         .varlen = true};
       Problem packed = make_problem(shape);
       REQUIRE(naive_forward(packed.params()).ok());
       const std::vector<float> out = packed.output();

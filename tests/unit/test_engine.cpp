@@ -40,8 +40,8 @@ core::Sample ns(double v) {
   return s;
 }
 
-core::MeasureSettings settings(double warmup_ms, int min_samples, int max_samples,
-                               double target, double budget_s) {
+core::MeasureSettings settings(double warmup_ms, int min_samples, int max_samples, double target,
+                               double budget_s) {
   core::MeasureSettings s;
   s.warmup_ms = warmup_ms;
   s.min_samples = min_samples;

@@ -15,9 +15,8 @@ const std::string data = std::string(ATTNPROF_TEST_DATA) + "/scenarios/";
 
 // The registry names the runner will have (harness/kernel), for did-you-mean and globs.
 scenario::LoadOptions registry() {
-  return {{"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn",
-           "eager", "cpu.naive", "cpu.flash", "cuda.naive", "cuda.flash", "cuda.decode",
-           "cuda.varlen"}};
+  return {{"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn", "eager",
+           "cpu.naive", "cpu.flash", "cuda.naive", "cuda.flash", "cuda.decode", "cuda.varlen"}};
 }
 
 // Every diagnostic of loading `yaml` as "t.yaml", one per line; "" when it loads.

@@ -24,8 +24,9 @@ TEST_SUITE("stats::mann_whitney") {
     CHECK(r.p_two_sided == doctest::Approx(0.16936768).epsilon(1e-6));
   }
   TEST_CASE("all tied, or an empty side: p = 1") {
-    CHECK(stats::mann_whitney(std::vector<double>{3, 3}, std::vector<double>{3, 3, 3})
-              .p_two_sided == 1);
+    CHECK(
+        stats::mann_whitney(std::vector<double>{3, 3}, std::vector<double>{3, 3, 3}).p_two_sided ==
+        1);
     CHECK(stats::mann_whitney(std::vector<double>{}, std::vector<double>{1}).p_two_sided == 1);
   }
   TEST_CASE("under the null, p < 0.05 about 5% of the time") {

@@ -8,8 +8,8 @@ using namespace attnprof;
 TEST_SUITE("costmatrix::Roofline") {
   TEST_CASE("low arithmetic intensity is memory-bound") {
     // H100-like peaks: 989 TFLOP/s, 3350 GB/s, ridge ~295 FLOP/B. 1 GFLOP over 1 GB: 1 FLOP/B.
-    const auto r = costmatrix::classify({.flops = 1e9, .bytes = 1e9, .seconds = 1e-3,
-                                         .peak_tflops = 989, .peak_gbps = 3350});
+    const auto r = costmatrix::classify(
+        {.flops = 1e9, .bytes = 1e9, .seconds = 1e-3, .peak_tflops = 989, .peak_gbps = 3350});
     CHECK(r.bound == "memory-bound");
     CHECK(r.achieved_gbps == doctest::Approx(1000));
     CHECK(r.achieved_tflops == doctest::Approx(1.0));
@@ -19,16 +19,20 @@ TEST_SUITE("costmatrix::Roofline") {
   }
 
   TEST_CASE("high arithmetic intensity is compute-bound") {
-    const auto r = costmatrix::classify({.flops = 5e11, .bytes = 1e9, .seconds = 1e-3,
-                                         .peak_tflops = 989, .peak_gbps = 3350});
+    const auto r = costmatrix::classify(
+        {.flops = 5e11, .bytes = 1e9, .seconds = 1e-3, .peak_tflops = 989, .peak_gbps = 3350});
     CHECK(r.bound == "compute-bound");
     CHECK(r.compute_fraction == doctest::Approx(500.0 / 989));
   }
 
   TEST_CASE("device busy under 60% of wall is launch-bound, whatever the intensity") {
-    costmatrix::RooflineInput in{.flops = 5e11, .bytes = 1e9, .seconds = 1e-3,
-                                 .peak_tflops = 989, .peak_gbps = 3350,
-                                 .busy_ns = 590, .wall_ns = 1000};
+    costmatrix::RooflineInput in{.flops = 5e11,
+                                 .bytes = 1e9,
+                                 .seconds = 1e-3,
+                                 .peak_tflops = 989,
+                                 .peak_gbps = 3350,
+                                 .busy_ns = 590,
+                                 .wall_ns = 1000};
     auto r = costmatrix::classify(in);
     CHECK(r.bound == "launch-bound");
     CHECK(r.busy_fraction == doctest::Approx(0.59));

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <initializer_list>
 
-#include "harness/stats/student_t.h"
 #include "harness/stats/distributions.h"
+#include "harness/stats/student_t.h"
 
 using namespace attnprof;
 
@@ -21,7 +21,8 @@ TEST_SUITE("stats::student_t") {
       for (double p : {0.01, 0.3, 0.5, 0.9, 0.999})
         CHECK(stats::student_t_cdf(stats::student_t_quantile(p, df), df) ==
               doctest::Approx(p).epsilon(1e-9));
-    CHECK(stats::student_t_cdf(1.96, 1e6) == doctest::Approx(stats::normal_cdf(1.96)).epsilon(1e-6));
+    CHECK(stats::student_t_cdf(1.96, 1e6) ==
+          doctest::Approx(stats::normal_cdf(1.96)).epsilon(1e-6));
     CHECK(stats::student_t_cdf(0, 5) == 0.5);
     CHECK(std::isnan(stats::student_t_cdf(1, 0)));
   }

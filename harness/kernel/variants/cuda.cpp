@@ -21,7 +21,8 @@ std::optional<std::string> cuda_unsupported(const char* name, const core::Case& 
                                             Status (*supports)(const AttentionParams&)) {
   if (!is_cuda_device(c)) return std::string(name) + " runs on CUDA devices only";
   const Status s = supports(case_params(c));
-  if (!s.ok()) return s.message.rfind("cuda.", 0) == 0 ? s.message : std::string(name) + ": " + s.message;
+  if (!s.ok())
+    return s.message.rfind("cuda.", 0) == 0 ? s.message : std::string(name) + ": " + s.message;
   return std::nullopt;
 }
 
@@ -34,8 +35,7 @@ cudaStream_t stream_of(const at::Tensor& t) {
   return at::cuda::getCurrentCUDAStream(t.device().index()).stream();
 }
 
-Variant make(const char* name, const char* description,
-             Status (*supports)(const AttentionParams&),
+Variant make(const char* name, const char* description, Status (*supports)(const AttentionParams&),
              std::function<Status(const AttentionParams&, const at::Tensor& like)> run) {
   Variant v;
   v.name = name;

@@ -18,9 +18,12 @@ namespace attnprof::kernel {
 
 inline std::optional<kernels::ScalarType> kernel_dtype(core::DType t) {
   switch (t) {
-    case core::DType::fp32: return kernels::ScalarType::f32;
-    case core::DType::fp16: return kernels::ScalarType::f16;
-    case core::DType::bf16: return kernels::ScalarType::bf16;
+    case core::DType::fp32:
+      return kernels::ScalarType::f32;
+    case core::DType::fp16:
+      return kernels::ScalarType::f16;
+    case core::DType::bf16:
+      return kernels::ScalarType::bf16;
   }
   return std::nullopt;
 }

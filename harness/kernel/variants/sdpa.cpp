@@ -44,12 +44,18 @@ class ForceBackend {
 
 std::string backend_name(int64_t b) {
   switch (static_cast<at::SDPBackend>(b)) {
-    case at::SDPBackend::math: return "math";
-    case at::SDPBackend::flash_attention: return "flash";
-    case at::SDPBackend::efficient_attention: return "efficient";
-    case at::SDPBackend::cudnn_attention: return "cudnn";
-    case at::SDPBackend::overrideable: return "overrideable";
-    default: return "none";
+    case at::SDPBackend::math:
+      return "math";
+    case at::SDPBackend::flash_attention:
+      return "flash";
+    case at::SDPBackend::efficient_attention:
+      return "efficient";
+    case at::SDPBackend::cudnn_attention:
+      return "cudnn";
+    case at::SDPBackend::overrideable:
+      return "overrideable";
+    default:
+      return "none";
   }
 }
 
@@ -61,7 +67,9 @@ bool is_causal_flag(const Inputs& in) {
          in.q.size(2) == in.k.size(2);
 }
 
-bool gqa(const Inputs& in) { return in.q.size(1) != in.k.size(1); }
+bool gqa(const Inputs& in) {
+  return in.q.size(1) != in.k.size(1);
+}
 
 std::optional<at::Tensor> mask_of(const Inputs& in) {
   if (in.mask.defined()) return in.mask;
@@ -74,8 +82,8 @@ at::Tensor call_sdpa(const Inputs& in) {
 }
 
 std::string chosen(const Inputs& in) {
-  return backend_name(at::_fused_sdp_choice(in.q, in.k, in.v, mask_of(in), 0.0,
-                                            is_causal_flag(in), in.scale, gqa(in)));
+  return backend_name(at::_fused_sdp_choice(in.q, in.k, in.v, mask_of(in), 0.0, is_causal_flag(in),
+                                            in.scale, gqa(in)));
 }
 
 Variant forced(const char* name, at::SDPBackend backend, bool cuda_only, const char* what) {
@@ -91,10 +99,10 @@ Variant forced(const char* name, at::SDPBackend backend, bool cuda_only, const c
     // Ask the dispatcher first: with only this backend enabled, "none" means the inputs are
     // outside what the backend supports, which is a skip, not an error.
     if (backend != at::SDPBackend::math &&
-        static_cast<at::SDPBackend>(at::_fused_sdp_choice(in.q, in.k, in.v, mask_of(in), 0.0,
-                                                          is_causal_flag(in), in.scale,
-                                                          gqa(in))) != backend)
-      throw Unsupported(std::string(name) + " does not support these inputs (LibTorch's "
+        static_cast<at::SDPBackend>(at::_fused_sdp_choice(
+            in.q, in.k, in.v, mask_of(in), 0.0, is_causal_flag(in), in.scale, gqa(in))) != backend)
+      throw Unsupported(std::string(name) +
+                        " does not support these inputs (LibTorch's "
                         "dispatcher rejected them; see its warnings for the reason)");
     return call_sdpa(in);
   };
@@ -104,7 +112,9 @@ Variant forced(const char* name, at::SDPBackend backend, bool cuda_only, const c
 
 }  // namespace
 
-bool is_cuda_device(const core::Case& c) { return c.hardware.device.rfind("cuda", 0) == 0; }
+bool is_cuda_device(const core::Case& c) {
+  return c.hardware.device.rfind("cuda", 0) == 0;
+}
 
 void register_sdpa(Registry& r) {
   Variant a;
@@ -120,8 +130,7 @@ void register_sdpa(Registry& r) {
                "SDPA flash backend (FlashAttention-2 on CUDA, the fused kernel on the CPU)"));
   r.add(forced("sdpa.efficient", at::SDPBackend::efficient_attention, true,
                "SDPA memory-efficient backend (xformers-style, CUDA)"));
-  r.add(forced("sdpa.cudnn", at::SDPBackend::cudnn_attention, true,
-               "SDPA cuDNN backend (CUDA)"));
+  r.add(forced("sdpa.cudnn", at::SDPBackend::cudnn_attention, true, "SDPA cuDNN backend (CUDA)"));
 }
 
 }  // namespace attnprof::kernel
