@@ -23,6 +23,7 @@
 #include "harness/gate/history_baseline.h"
 #include "harness/gate/validity.h"
 #include "harness/report/verdicts.h"
+#include "harness/scenario/values.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 
@@ -35,16 +36,11 @@ struct CompareArgs {
   bool strict = false, accept_from_commit = false, no_record = false;
 };
 
-double parse_percent(const std::string& s) {
-  std::string t = s;
-  bool pct = !t.empty() && t.back() == '%';
-  if (pct) t.pop_back();
-  try {
-    size_t used = 0;
-    double v = std::stod(t, &used);
-    if (used == t.size() && v >= 0) return pct ? v / 100 : v;
-  } catch (const std::exception&) {
-  }
+// "5%" or a fraction like 0.05, through the scenario language's own number parsers.
+double parse_tolerance(const std::string& s) {
+  std::optional<double> v = scenario::parse_percent(s);
+  if (!v) v = scenario::parse_number(s);
+  if (v && *v >= 0) return *v;
   throw util::InputError(util::Diagnostic{
       "--tolerance", 0, 0, fmt::format("\"{}\" is not a tolerance like 5% or 0.05", s)});
 }
@@ -96,7 +92,7 @@ bool same_annotation(const store::Annotation& a, const store::Annotation& b) {
 
 int compare(const CompareArgs& a) {
   gate::Options opts;
-  if (!a.tolerance.empty()) opts.tolerance = parse_percent(a.tolerance);
+  if (!a.tolerance.empty()) opts.tolerance = parse_tolerance(a.tolerance);
   opts.strict = a.strict;
 
   if (!std::filesystem::exists(a.db))

@@ -27,6 +27,12 @@ at::ScalarType scalar_type_of(core::DType d) {
 
 namespace {
 
+// The seed of a case's data: inputs use it, weights and block inputs the next two, so every
+// run of a case sees the same numbers.
+std::uint64_t base_seed(const core::Case& c) {
+  return c.seed ? c.seed : 0x5eed;
+}
+
 // A custom additive mask: Sq rows of Sk whitespace-separated floats ("-inf" allowed), added to
 // the scores of every batch and head.
 at::Tensor load_additive_mask(const core::Case& c) {
@@ -92,7 +98,7 @@ kernel::Inputs make_inputs(const core::Case& c) {
   const auto dtype = scalar_type_of(c.dtype);
   // Generate on the CPU with a seeded generator, then move: the same case gets the same data
   // on every device and every run.
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(c.seed ? c.seed : 0x5eed);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(base_seed(c));
   auto randn = [&](std::vector<int64_t> shape) {
     return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat)).to(dev, dtype);
   };
@@ -119,7 +125,7 @@ struct LayerWeights {
 
 LayerWeights make_weights(const core::Case& c) {
   const auto opts = at::TensorOptions().dtype(scalar_type_of(c.dtype)).device(device_of(c));
-  auto gen = at::make_generator<at::CPUGeneratorImpl>((c.seed ? c.seed : 0x5eed) + 1);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(base_seed(c) + 1);
   auto w = [&](int64_t in, int64_t out) {
     return (at::randn({in, out}, gen) / std::sqrt(double(in))).to(opts);
   };
@@ -168,7 +174,7 @@ std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Var
   auto lw = std::make_shared<LayerWeights>(make_weights(c));
   const int64_t hidden = lw->wqkv.size(0);
   const auto opts = in.q.options();
-  auto gen = at::make_generator<at::CPUGeneratorImpl>((c.seed ? c.seed : 0x5eed) + 2);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(base_seed(c) + 2);
   at::Tensor x = at::randn({c.batch, c.q_len, hidden}, gen).to(opts);
   const core::Case* spec = &c;
   return [&v, in, lw, x, spec, scope]() mutable {

@@ -137,6 +137,10 @@ TEST_SUITE("cli") {
     TempDir d;
     CHECK(attnprof(d.path, "frobnicate").rc == 2);
     CHECK(attnprof(d.path, "run --shard 5/4").rc == 2);
+    Result tol = attnprof(d.path, "compare --baseline b.yaml --tolerance lots");
+    CHECK(tol.rc == 2);
+    CHECK(tol.out.find("--tolerance: \"lots\" is not a tolerance like 5% or 0.05") !=
+          std::string::npos);
     Result none = attnprof(d.path, "run --case 'no-such-case*'");
     CHECK(none.rc == 2);
     CHECK(none.out.find("--case: no case to run") != std::string::npos);
@@ -196,6 +200,14 @@ TEST_SUITE("cli") {
     INFO(reg.out);
     CHECK(reg.rc == 1);
     CHECK(reg.out.find("2 regression") != std::string::npos);
+    // A tolerance of 400% (as a percentage or a fraction) takes a 3x slowdown.
+    for (const char* t : {"400%", "4"}) {
+      Result wide =
+          attnprof(d.path, std::string("compare --db h.db --baseline fast.yaml --tolerance ") + t);
+      INFO(wide.out);
+      CHECK(wide.rc == 0);
+      CHECK(wide.out.find("0 regression") != std::string::npos);
+    }
     CHECK(d.read("gate.md").find("## attnprof gate") == 0);
   }
 
