@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "harness/env/environment.h"
+#include "harness/env/probe.h"
 #include "harness/kernel/registry.h"
 #include "harness/runner/runner.h"
 #include "harness/runner/workload.h"

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
-#include "harness/kernel/registry.h"
+#include "harness/kernel/names.h"
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
 
@@ -20,16 +20,7 @@ struct ListArgs {
 };
 
 int list(const ListArgs& a) {
-  scenario::LoadOptions opts;
-  opts.kernels = kernel::registry().names();
-  scenario::Suite suite = a.files.empty() ? scenario::load_text(scenario::embedded_smoke_suite(),
-                                                                scenario::smoke_suite_name(), opts)
-                                          : scenario::load(a.files, opts);
-  std::vector<core::Case> cases = suite.cases;
-  if (!a.shard.empty()) {
-    auto [i, n] = scenario::parse_shard(a.shard);
-    cases = scenario::shard(cases, i, n);
-  }
+  std::vector<core::Case> cases = load_cases(a.files, kernel::builtin_names(), a.shard, {});
   if (a.keys_only) {
     for (const auto& c : cases) fmt::print("{}\n", c.key);
     return util::exit_pass;

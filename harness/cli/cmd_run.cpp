@@ -1,8 +1,10 @@
 // attnprof run [SCENARIO...]: load and validate the scenarios (the embedded smoke suite when
-// none is given), run every case (check, measure, trace), print the results and each case's
-// cost matrix, and store the run in the SQLite history in one transaction.
+// none is given), run every case (check, measure, trace) in attnprof-worker, and store each case
+// in the SQLite history as it finishes. The run is "incomplete" until its last case is stored:
+// a run killed half-way keeps what it finished, and `--resume RUN` runs only what it lacks.
+// A worker that crashes, hangs past the case's deadline or reports a poisoned CUDA context ends
+// that case as an error; a fresh worker runs the next.
 #include <fmt/format.h>
-#include <fnmatch.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -13,13 +15,10 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/env/environment.h"
-#include "harness/kernel/plugin.h"
-#include "harness/kernel/registry.h"
 #include "harness/report/results.h"
-#include "harness/runner/runner.h"
-#include "harness/scenario/scenario.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
+#include "harness/worker/supervisor.h"
 
 namespace attnprof::cli {
 namespace {
@@ -33,10 +32,13 @@ struct RunArgs {
   int threads = 0;
   bool no_trace = false;
   bool require_hardware = false;
-  int cost_rows = 8;
+  int cost_rows = 0;
   std::string sort;
   std::string perfetto_dir;
   bool counters = false;
+  std::string resume;
+  std::string worker;
+  double case_timeout_s = 0;
   RunMetadata meta;
 };
 
@@ -46,78 +48,117 @@ std::int64_t now_ns() {
       .count();
 }
 
-int run(const RunArgs& a) {
-  for (const auto& p : a.plugins) kernel::load_plugin(p);
-  scenario::LoadOptions lo;
-  lo.kernels = kernel::registry().names();
-  scenario::Suite suite = a.files.empty() ? scenario::load_text(scenario::embedded_smoke_suite(),
-                                                                scenario::smoke_suite_name(), lo)
-                                          : scenario::load(a.files, lo);
-  std::vector<core::Case> cases = suite.cases;
-  if (!a.shard.empty()) {
-    auto [i, n] = scenario::parse_shard(a.shard);
-    cases = scenario::shard(cases, i, n);
-  }
-  if (!a.case_globs.empty()) {
-    std::erase_if(cases, [&](const core::Case& c) {
-      for (const auto& g : a.case_globs)
-        if (fnmatch(g.c_str(), c.key.c_str(), 0) == 0) return false;
-      return true;
-    });
-  }
+std::vector<std::string> worker_args(const RunArgs& a) {
+  std::vector<std::string> out;
+  for (const auto& p : a.plugins) out.push_back("--plugin=" + p);
+  if (a.threads > 0) out.push_back(fmt::format("--threads={}", a.threads));
+  if (a.no_trace) out.push_back("--no-trace");
+  if (a.require_hardware) out.push_back("--require-hardware");
+  if (!a.perfetto_dir.empty()) out.push_back("--perfetto=" + a.perfetto_dir);
+  if (a.counters) out.push_back("--counters");
+  return out;
+}
 
-  if (cases.empty())
-    throw util::InputError(
-        util::Diagnostic{a.case_globs.empty() ? "--shard" : "--case", 0, 0,
-                         "no case to run: the filters leave none of the suite's " +
-                             std::to_string(suite.cases.size()) + " cases"});
+// The run's environment is the device of its cases (a suite targets one kind of hardware), with
+// the CPU thread count the cases actually ran with.
+core::Environment run_environment(env::Description env, const std::vector<core::CaseResult>& done,
+                                  const core::Case& first) {
+  std::set<int> threads;
+  for (const auto& r : done)
+    if (r.status == core::CaseStatus::ok) threads.insert(r.spec.hardware.threads);
+  if (threads.size() == 1) env.torch_threads = *threads.begin();
+  core::Environment e =
+      env::fingerprint_for(env, first.hardware.device, first.hardware.clock_policy);
+  if (threads.size() > 1 && e.fields.count("cpu.threads")) e.fields["cpu.threads"] = "mixed";
+  return e;
+}
+
+int run(const RunArgs& a) {
+  if (!a.sort.empty()) sort_or_bad_input({}, a.sort, 1);  // a bad key fails before the run
+  worker::Supervisor sup(worker::Spawn{a.worker.empty()
+                                           ? worker::default_worker()
+                                           : worker::resolve_worker(a.worker, "--worker"),
+                                       worker_args(a), "worker"});
+  const worker::Described& described = sup.described();
+  std::vector<core::Case> cases = load_cases(a.files, described.kernels, a.shard, a.case_globs);
+  check_plugin_ops(cases, described);
 
   // Open the history before spending minutes on measurements: a bad --db fails fast (exit 3).
   store::Database db = store::Database::open(a.db);
-
-  env::Description env = env::describe();
-  if (!a.sort.empty()) sort_or_bad_input({}, a.sort, 1);  // a bad key fails before the run
   if (!a.perfetto_dir.empty() && mkdir(a.perfetto_dir.c_str(), 0777) != 0 && errno != EEXIST)
     throw util::EnvironmentError(fmt::format("{}: cannot create the Perfetto folder: {}",
                                              a.perfetto_dir, std::strerror(errno)));
-  runner::Runner runner(env, {.trace = !a.no_trace,
-                              .require_hardware = a.require_hardware,
-                              .threads = a.threads,
-                              .perfetto_dir = a.perfetto_dir,
-                              .hardware_counters = a.counters});
+
   core::Run run;
-  a.meta.fill(run);
-  run.started_ns = now_ns();
+  std::string id;
+  std::vector<core::CaseResult> done;
+  if (!a.resume.empty()) {
+    const auto ref = a.resume == "latest" ? db.latest_incomplete_run()
+                                          : std::optional<std::string>(a.resume);
+    auto stored = ref ? db.load_run(*ref) : std::nullopt;
+    if (!stored)
+      throw util::InputError(util::Diagnostic{
+          "--resume", 0, 0,
+          a.resume == "latest" ? fmt::format("{} holds no incomplete run to resume", a.db)
+                               : fmt::format("no run \"{}\" in {}", a.resume, a.db)});
+    if (stored->status != "incomplete")
+      throw util::InputError(util::Diagnostic{
+          "--resume", 0, 0, fmt::format("run {} is {}, not incomplete", stored->id, stored->status)});
+    run = *stored;
+    id = run.id;
+    std::set<std::string> have;
+    for (auto& r : run.cases) {
+      have.insert(r.spec.key);
+      done.push_back(std::move(r));
+    }
+    run.cases.clear();
+    const std::size_t before = cases.size();
+    std::erase_if(cases, [&](const core::Case& c) { return have.count(c.key) > 0; });
+    fmt::print("attnprof: resuming run {}: {} of {} case(s) stored, {} to run\n", id,
+               before - cases.size(), before, cases.size());
+  } else {
+    a.meta.fill(run);
+    run.started_ns = now_ns();
+    run.env = run_environment(described.env, {}, cases.front());
+    id = db.begin_run(run);
+  }
+
+  const auto& env = described.env;
   fmt::print("attnprof: {} case(s); {}\n", cases.size(),
              env.devices.empty() ? "CPU only (" + env.cuda_status + ")"
                                  : fmt::format("{} CUDA device(s)", env.devices.size()));
-  for (size_t i = 0; i < cases.size(); ++i) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
     const core::Case& c = cases[i];
     fmt::print("[{}/{}] {} ... ", i + 1, cases.size(), c.key);
     std::fflush(stdout);
-    core::CaseResult r = runner.run(c);
+    core::CaseResult r =
+        sup.run_case(c, !a.no_trace, worker::case_timeout(c, a.case_timeout_s));
     fmt::print("{}\n", r.status == core::CaseStatus::ok
                            ? fmt::format("ok ({} samples)", r.summary.n)
-                           : fmt::format("{}: {}", core::to_string(r.status), r.message));
-    run.cases.push_back(std::move(r));
+                           : fmt::format("{}: {}", core::to_string(r.status),
+                                         r.message.substr(0, r.message.find('\n'))));
+    // The worker's own output after the case's line, never inside it.
+    for (const auto& l : sup.take_stderr()) fmt::print(stderr, "  worker: {}\n", l);
+    std::fflush(stdout);
+    db.write_case(id, r);
+    done.push_back(std::move(r));
   }
+  run.id = id;
   run.ended_ns = now_ns();
-  // The run's environment is the device of its cases (a suite targets one kind of hardware),
-  // with the CPU thread count the cases actually ran with.
-  std::set<int> threads;
-  for (const auto& r : run.cases)
-    if (r.status == core::CaseStatus::ok) threads.insert(r.spec.hardware.threads);
-  if (threads.size() == 1) env.torch_threads = *threads.begin();
-  run.env =
-      env::fingerprint_for(env, cases.front().hardware.device, cases.front().hardware.clock_policy);
-  if (threads.size() > 1) run.env.fields["cpu.threads"] = "mixed";
+  run.status = "complete";
+  const core::Case& first = done.empty() ? cases.front() : done.front().spec;
+  run.env = run_environment(env, done, first);
+  db.finish_run(id, run.ended_ns, run.env);
+  run.cases = std::move(done);
 
   fmt::print("\n{}", report::results_table(run));
   for (const auto& r : run.cases) {
     if (r.cost.empty() || a.cost_rows <= 0) continue;
     fmt::print("\ncost matrix: {}\n{}", r.spec.key, sort_or_bad_input(r.cost, a.sort, a.cost_rows));
   }
-  const std::string id = db.write_run(run);
+  if (a.cost_rows <= 0)
+    fmt::print("\ncost matrices: attnprof show {} --case KEY (or run --cost-rows N)\n",
+               id.substr(0, 8));
   fmt::print("\n{}\nrun {} stored in {}\n", report::status_counts(run), id, a.db);
 
   bool failed = false, errored = false;
@@ -144,7 +185,9 @@ Action setup_run(CLI::App& sub) {
   sub.add_flag("--no-trace", a->no_trace, "Skip the traced pass and the cost matrix");
   sub.add_flag("--require-hardware", a->require_hardware,
                "Fail (not skip) cases whose device or GPU pattern this machine does not match");
-  sub.add_option("--cost-rows", a->cost_rows, "Rows of each case's cost matrix to print (0: none)");
+  sub.add_option("--cost-rows", a->cost_rows,
+                 "Print each case's cost matrix, this many rows (default 0: none; `attnprof "
+                 "show` prints a stored one)");
   sub.add_option("--sort", a->sort, "Cost-matrix column to sort by (see `attnprof show --help`)");
   sub.add_flag(
       "--counters", a->counters,
@@ -153,6 +196,15 @@ Action setup_run(CLI::App& sub) {
   sub.add_option(
       "--perfetto", a->perfetto_dir,
       "Write each case's traced pass as a Perfetto/Chrome trace (JSON) into this folder");
+  sub.add_option("--resume", a->resume,
+                 "Continue an incomplete run (its id, or latest): run only the cases it lacks "
+                 "(give the same scenarios and filters)");
+  sub.add_option("--worker", a->worker,
+                 "The attnprof-worker to run kernels in, or its build folder (default: the one "
+                 "beside attnprof)");
+  sub.add_option("--case-timeout", a->case_timeout_s,
+                 "Seconds a case may take before its worker counts as hung and is replaced "
+                 "(default: 60 + 3 x the case's warm-up and time budget)");
   a->meta.add_options(sub);
   return [a] { return run(*a); };
 }

@@ -1,25 +1,41 @@
-// attnprof validate FILE...: load, check and expand scenario files without running anything.
-// Prints "N files OK, M cases", or every problem as file:line:col: message (exit 2, from main).
+// attnprof validate FILE... [--plugin LIB]...: load, check and expand scenario files without
+// running anything. Prints "N files OK, M cases", or every problem as file:line:col: message
+// (exit 2, from main). Built-in kernel names are checked without a worker; with --plugin, a
+// worker loads the libraries and every op:ns::name is checked against the ops they registered.
 #include <fmt/format.h>
 
 #include <memory>
 
 #include "harness/cli/commands.h"
-#include "harness/kernel/registry.h"
-#include "harness/scenario/scenario.h"
+#include "harness/kernel/names.h"
 #include "harness/util/error.h"
+#include "harness/worker/supervisor.h"
 
 namespace attnprof::cli {
 
 Action setup_validate(CLI::App& sub) {
-  auto files = std::make_shared<std::vector<std::string>>();
-  sub.add_option("files", *files, "Scenario files (YAML)")->required();
-  return [files] {
-    scenario::LoadOptions opts;
-    opts.kernels = kernel::registry().names();
-    scenario::Suite suite = scenario::load(*files, opts);
-    fmt::print("{} file{} OK, {} case{}\n", files->size(), files->size() == 1 ? "" : "s",
-               suite.cases.size(), suite.cases.size() == 1 ? "" : "s");
+  struct Args {
+    std::vector<std::string> files, plugins;
+  };
+  auto a = std::make_shared<Args>();
+  sub.add_option("files", a->files, "Scenario files (YAML)")->required();
+  sub.add_option("--plugin", a->plugins,
+                 "Load these plugin libraries (in a worker) and check op:ns::name kernels "
+                 "against the ops they register");
+  return [a] {
+    std::vector<core::Case> cases;
+    if (a->plugins.empty()) {
+      cases = load_cases(a->files, kernel::builtin_names(), "", {});
+    } else {
+      worker::Spawn spawn{worker::default_worker(), {}, "worker"};
+      for (const auto& p : a->plugins) spawn.args.push_back("--plugin=" + p);
+      worker::Supervisor sup(spawn);
+      const worker::Described& d = sup.described();
+      cases = load_cases(a->files, d.kernels, "", {});
+      check_plugin_ops(cases, d);
+    }
+    fmt::print("{} file{} OK, {} case{}\n", a->files.size(), a->files.size() == 1 ? "" : "s",
+               cases.size(), cases.size() == 1 ? "" : "s");
     return static_cast<int>(util::exit_pass);
   };
 }

@@ -10,6 +10,10 @@
 
 #include "harness/core/types.h"
 
+namespace attnprof::worker {
+struct Described;
+}
+
 namespace attnprof::cli {
 
 using Action = std::function<int()>;  // returns the exit code (util::ExitCode)
@@ -27,5 +31,18 @@ void add_db_option(CLI::App& sub, std::string& path);
 // costmatrix::render_table, with a bad --sort key reported as bad input (exit 2).
 std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std::string& sort,
                               int row_limit);
+
+// The cases a command works on: the scenario files (the embedded smoke suite when none), checked
+// against `kernels`, then one CI shard ("i/n", empty: all) and the cases matching any of
+// `case_globs` (empty: all). util::InputError when the filters leave none.
+std::vector<core::Case> load_cases(const std::vector<std::string>& files,
+                                   const std::vector<std::string>& kernels,
+                                   const std::string& shard,
+                                   const std::vector<std::string>& case_globs);
+
+// Every "op:ns::name" kernel of `cases` must be an op a loaded plugin registered: checked before
+// anything is measured, so a typo costs seconds, not a suite's run. util::InputError at the
+// case's file:line:col, with the ops the plugins did register and a did-you-mean.
+void check_plugin_ops(const std::vector<core::Case>& cases, const worker::Described& described);
 
 }  // namespace attnprof::cli

@@ -8,6 +8,7 @@
 #include "harness/cli/command.h"
 #include "harness/cli/commands.h"
 #include "harness/costmatrix/table.h"
+#include "harness/worker/protocol.h"
 #include "harness/util/error.h"
 
 namespace attnprof::cli {
@@ -33,7 +34,8 @@ int main(int argc, char** argv) {
   using namespace attnprof;
   CLI::App app{"attnprof: regression-testing harness for attention kernels"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "attnprof 0.1.0");
+  app.set_version_flag("--version", fmt::format("attnprof {} (worker protocol {})",
+                                                worker::build_version, worker::protocol_version));
   std::vector<std::pair<CLI::App*, cli::Action>> actions;
   for (const cli::Command& c : cli::commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
@@ -56,6 +58,11 @@ int main(int argc, char** argv) {
     return util::exit_environment;
   } catch (const std::exception& e) {
     fmt::print(stderr, "attnprof: internal error: {}\n", e.what());
+    return util::exit_environment;
+  } catch (...) {
+    // Nothing may escape to the runtime (an abort with a core dump is no exit code a CI job
+    // can read): whatever was thrown, exit 3 with one line.
+    fmt::print(stderr, "attnprof: internal error: an exception of unknown type\n");
     return util::exit_environment;
   }
   return util::exit_bad_input;

@@ -143,7 +143,8 @@ struct Run {
   std::string id;  // unique, e.g. a UUID
   std::string git_commit, git_branch, pr, ci_url;
   std::int64_t started_ns = 0, ended_ns = 0;
-  std::string status = "complete";
+  std::string status = "complete";  // "incomplete" while cases are still being written
+  std::string pair_id, side;         // an A/B's two runs share a pair id; side "base" or "head"
   Environment env;
   std::vector<CaseResult> cases;
 };

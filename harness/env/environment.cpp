@@ -1,86 +1,8 @@
 #include "harness/env/environment.h"
 
-#include <ATen/Parallel.h>
 #include <fmt/format.h>
-#include <torch/version.h>
-
-#include <fstream>
-#include <thread>
-
-#ifdef ATTNPROF_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 namespace attnprof::env {
-namespace {
-
-std::string read_cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        auto s = line.substr(colon + 1);
-        s.erase(0, s.find_first_not_of(' '));
-        return s;
-      }
-    }
-  }
-  return "unknown";
-}
-
-std::string version_string(int v) {
-  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
-}
-
-}  // namespace
-
-Description describe() {
-  Description d;
-  d.cpu_model = read_cpu_model();
-  d.cpu_logical = static_cast<int>(std::thread::hardware_concurrency());
-  d.torch_threads = at::get_num_threads();
-  d.torch_version = TORCH_VERSION;
-#ifdef ATTNPROF_HAVE_CUDA
-  d.cuda_built = true;
-  int rt = 0;
-  if (cudaRuntimeGetVersion(&rt) == cudaSuccess) d.cuda_runtime = version_string(rt);
-  int drv = 0;
-  if (cudaDriverGetVersion(&drv) == cudaSuccess && drv > 0) d.cuda_driver = version_string(drv);
-  int n = 0;
-  cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess) {
-    // No driver is the normal case on CI machines and laptops: a status, not an error.
-    d.cuda_status = fmt::format("no usable GPU: cudaGetDeviceCount: {} ({})",
-                                cudaGetErrorString(err), cudaGetErrorName(err));
-    cudaGetLastError();  // clear the sticky-free error so later CUDA calls start clean
-  } else if (n == 0) {
-    d.cuda_status = "no usable GPU: no CUDA device found";
-  } else {
-    d.cuda_status = "ok";
-    for (int i = 0; i < n; ++i) {
-      cudaDeviceProp p{};
-      if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
-      Device dev;
-      dev.index = i;
-      dev.name = p.name;
-      dev.compute_capability = fmt::format("{}.{}", p.major, p.minor);
-      dev.memory_gib = double(p.totalGlobalMem) / (1ull << 30);
-      dev.sm_count = p.multiProcessorCount;
-      dev.l2_mib = double(p.l2CacheSize) / (1 << 20);
-      int mem_khz = 0, bus_bits = 0;
-      if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, i) == cudaSuccess &&
-          cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, i) == cudaSuccess)
-        dev.peak_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // DDR: two transfers a clock
-      d.devices.push_back(dev);
-    }
-  }
-#else
-  d.cuda_status = "attnprof was built without CUDA (ATTNPROF_CUDA=OFF)";
-#endif
-  return d;
-}
 
 core::Environment fingerprint_for(const Description& d, const std::string& device,
                                   const std::string& clock_policy) {
@@ -96,15 +18,23 @@ core::Environment fingerprint_for(const Description& d, const std::string& devic
       if (dev.index != index) continue;
       e.fields["device.name"] = dev.name;
       e.fields["device.compute_capability"] = dev.compute_capability;
+      // Cards of one name differ in what bounds a kernel: a cut-down SKU or a MIG slice has
+      // fewer SMs, and a lower power limit lowers the clocks under load.
+      e.fields["device.sm_count"] = std::to_string(dev.sm_count);
+      e.fields["device.power_limit_w"] =
+          dev.power_limit_w > 0 ? fmt::format("{:.0f}", dev.power_limit_w) : "unknown";
+      e.fields["device.mig"] = dev.mig_mode.empty() ? "unknown" : dev.mig_mode;
     }
     e.fields["cuda.runtime"] = d.cuda_runtime;
     // Driver major only: minor driver updates do not change kernel performance identity.
     e.fields["cuda.driver"] = d.cuda_driver.substr(0, d.cuda_driver.find('.'));
   } else {
     e.fields["device.name"] = d.cpu_model;
+    // On the CPU the thread count is part of what is measured. On a GPU it is not: runners of
+    // one GPU fleet with different core counts must share their history.
+    e.fields["cpu.threads"] = std::to_string(d.torch_threads);
   }
   e.fields["cpu.model"] = d.cpu_model;
-  e.fields["cpu.threads"] = std::to_string(d.torch_threads);
   return e;
 }
 
@@ -156,12 +86,65 @@ std::string render(const Description& d) {
     out += fmt::format("cuda driver:    {}\n", d.cuda_driver.empty() ? "none" : d.cuda_driver);
   }
   out += fmt::format("cuda status:    {}\n", d.cuda_status);
-  for (const auto& dev : d.devices)
+  for (const auto& dev : d.devices) {
     out += fmt::format(
         "cuda:{}:         {} (sm_{}), {:.1f} GiB, {} SMs, L2 {:.0f} MiB, peak {:.0f} GB/s\n",
         dev.index, dev.name, dev.compute_capability, dev.memory_gib, dev.sm_count, dev.l2_mib,
         dev.peak_gbps);
+    out += fmt::format("                PCI {}, power limit {}, MIG {}\n",
+                       dev.pci_bus_id.empty() ? "unknown" : dev.pci_bus_id,
+                       dev.power_limit_w > 0 ? fmt::format("{:.0f} W", dev.power_limit_w)
+                                             : std::string("unknown"),
+                       dev.mig_mode.empty() ? "unknown" : dev.mig_mode);
+  }
   return out;
+}
+
+nlohmann::json to_json(const Description& d) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& dev : d.devices)
+    devices.push_back({{"index", dev.index},
+                       {"name", dev.name},
+                       {"compute_capability", dev.compute_capability},
+                       {"memory_gib", dev.memory_gib},
+                       {"sm_count", dev.sm_count},
+                       {"l2_mib", dev.l2_mib},
+                       {"peak_gbps", dev.peak_gbps},
+                       {"pci_bus_id", dev.pci_bus_id},
+                       {"power_limit_w", dev.power_limit_w},
+                       {"mig_mode", dev.mig_mode}});
+  return {{"cpu_model", d.cpu_model},       {"cpu_logical", d.cpu_logical},
+          {"torch_threads", d.torch_threads}, {"torch_version", d.torch_version},
+          {"cuda_built", d.cuda_built},     {"cuda_runtime", d.cuda_runtime},
+          {"cuda_driver", d.cuda_driver},   {"cuda_status", d.cuda_status},
+          {"devices", devices}};
+}
+
+Description description_from_json(const nlohmann::json& j) {
+  Description d;
+  d.cpu_model = j.at("cpu_model").get<std::string>();
+  d.cpu_logical = j.at("cpu_logical").get<int>();
+  d.torch_threads = j.at("torch_threads").get<int>();
+  d.torch_version = j.at("torch_version").get<std::string>();
+  d.cuda_built = j.at("cuda_built").get<bool>();
+  d.cuda_runtime = j.at("cuda_runtime").get<std::string>();
+  d.cuda_driver = j.at("cuda_driver").get<std::string>();
+  d.cuda_status = j.at("cuda_status").get<std::string>();
+  for (const auto& x : j.at("devices")) {
+    Device dev;
+    dev.index = x.at("index").get<int>();
+    dev.name = x.at("name").get<std::string>();
+    dev.compute_capability = x.at("compute_capability").get<std::string>();
+    dev.memory_gib = x.at("memory_gib").get<double>();
+    dev.sm_count = x.at("sm_count").get<int>();
+    dev.l2_mib = x.at("l2_mib").get<double>();
+    dev.peak_gbps = x.at("peak_gbps").get<double>();
+    dev.pci_bus_id = x.value("pci_bus_id", "");
+    dev.power_limit_w = x.value("power_limit_w", 0.0);
+    dev.mig_mode = x.value("mig_mode", "");
+    d.devices.push_back(dev);
+  }
+  return d;
 }
 
 }  // namespace attnprof::env

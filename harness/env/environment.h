@@ -1,8 +1,9 @@
-// What this machine is: CPU, threads, LibTorch, CUDA runtime and driver, devices. The stable
+// What this machine is, as plain data (no LibTorch, no CUDA: attnprof reads it from its worker): CPU, threads, LibTorch, CUDA runtime and driver, devices. The stable
 // fields key baselines and history (core::Environment::fingerprint); measured values such as
 // clocks are reported but kept out of the fingerprint.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct Device {
   int sm_count = 0;
   double l2_mib = 0;
   double peak_gbps = 0;  // from memory clock and bus width, when the runtime reports them
+  std::string pci_bus_id;   // "0000:18:00.0": how CUDA's and NVML's numbering meet
+  double power_limit_w = 0;  // NVML's enforced power limit; 0 unknown
+  std::string mig_mode;      // "enabled", "disabled", "unsupported"; empty unknown
 };
 
 struct Description {
@@ -32,7 +36,9 @@ struct Description {
   std::vector<Device> devices;
 };
 
-Description describe();
+// Description <-> JSON: attnprof-worker probes the machine (probe.h), attnprof reads its answer.
+nlohmann::json to_json(const Description& d);
+Description description_from_json(const nlohmann::json& j);
 
 // Stable fields for the fingerprint, for a case run on `device` ("cpu", "cuda", "cuda:N")
 // under a clock policy ("record" or "require-locked").

@@ -10,8 +10,11 @@
 namespace attnprof::kernel {
 
 void load_plugin(const std::string& path) {
+  // A name without a slash is a file here, as the user means it; dlopen would search the
+  // loader's path instead and not find ./libx.so.
+  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   // RTLD_GLOBAL: the plugin's ops may call back into LibTorch symbols it shares with us.
-  if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL))
+  if (!dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL))
     throw util::InputError(
         util::Diagnostic{path, 0, 0, fmt::format("cannot load plugin: {}", dlerror())});
 }

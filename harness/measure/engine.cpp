@@ -58,13 +58,11 @@ std::vector<double> kept_ns(const std::vector<core::Sample>& samples) {
   return v;
 }
 
-Result run(Timer& timer, const core::MeasureSettings& settings, const Options& options) {
+WarmUp warm_up(Timer& timer, const core::MeasureSettings& settings, const Options& options) {
   const auto now = options.clock ? options.clock : std::function<std::int64_t()>(steady_ns);
   const std::int64_t start = now();
   const double budget_ns = settings.time_budget_s * 1e9;
-  Result r;
-
-  // Warm-up.
+  WarmUp r;
   const double warmup_target_ns = settings.warmup_ms * 1e6;
   const double cap_ns =
       std::max(warmup_target_ns, std::min(options.warmup_cap_s * 1e9, budget_ns / 2));
@@ -72,13 +70,13 @@ Result run(Timer& timer, const core::MeasureSettings& settings, const Options& o
   while (true) {
     const core::Sample s = timer.sample();
     warm.push_back(static_cast<double>(s.ns));
-    r.warmup_ns += static_cast<double>(s.ns);
-    ++r.warmup_calls;
-    if (r.warmup_ns >= warmup_target_ns) {
+    r.ns += static_cast<double>(s.ns);
+    ++r.calls;
+    if (r.ns >= warmup_target_ns) {
       const std::size_t w = std::min(options.window, warm.size() / 2);
       if (w >= options.min_window) {
         const auto st = stats::check_stationary(warm, w, options.stationary_tolerance);
-        r.warmup_rel_diff = st.rel_diff;
+        r.rel_diff = st.rel_diff;
         if (st.stationary) {
           r.stationary = true;
           break;
@@ -88,6 +86,48 @@ Result run(Timer& timer, const core::MeasureSettings& settings, const Options& o
     if (static_cast<double>(now() - start) >= cap_ns || warm.size() >= options.warmup_max_calls)
       break;
   }
+  return r;
+}
+
+std::vector<core::Sample> sample_batch(Timer& timer, double batch_ns, int max_calls) {
+  std::vector<core::Sample> out;
+  double spent = 0;
+  const std::int64_t start = steady_ns();
+  while (out.empty() || (spent < batch_ns && static_cast<int>(out.size()) < max_calls)) {
+    core::Sample s = timer.sample();
+    if (s.at_ns == 0) s.at_ns = epoch_ns();
+    out.push_back(s);
+    // Wall time, not the samples' own durations: a GPU sample's wall time includes its L2
+    // flush and synchronisation, and the batch is a slice of the machine's time.
+    spent = static_cast<double>(steady_ns() - start);
+  }
+  return out;
+}
+
+core::Summary summarize(std::vector<core::Sample>& samples, const core::MeasureSettings& settings,
+                        const Options& options, int* dropped) {
+  const int d = mark_throttled(samples, options.throttle_ratio);
+  if (dropped) *dropped = d;
+  std::vector<double> kept = kept_ns(samples);
+  core::Summary summary = stats::summarize(kept, options.ci_level);
+  std::sort(kept.begin(), kept.end());
+  const auto min_samples = static_cast<std::size_t>(std::max(1, settings.min_samples));
+  summary.converged = kept.size() >= min_samples && !kept.empty() &&
+                      rel_half_width_sorted(kept, options.ci_level) <= settings.target_rel_ci;
+  return summary;
+}
+
+Result run(Timer& timer, const core::MeasureSettings& settings, const Options& options) {
+  const auto now = options.clock ? options.clock : std::function<std::int64_t()>(steady_ns);
+  const std::int64_t start = now();
+  const double budget_ns = settings.time_budget_s * 1e9;
+  Result r;
+
+  const WarmUp w = warm_up(timer, settings, options);
+  r.warmup_calls = w.calls;
+  r.warmup_ns = w.ns;
+  r.stationary = w.stationary;
+  r.warmup_rel_diff = w.rel_diff;
 
   // Sampling. The CI is re-evaluated after every sample while samples are few, then every
   // n/64 samples (an overshoot of at most 1.6%). Kept durations are held sorted, by insertion,
@@ -132,12 +172,7 @@ Result run(Timer& timer, const core::MeasureSettings& settings, const Options& o
   }
 
   // Final accounting over all samples: the run's median clock is now known best.
-  r.dropped = mark_throttled(r.samples, options.throttle_ratio);
-  std::vector<double> kept = kept_ns(r.samples);
-  r.summary = stats::summarize(kept, options.ci_level);
-  std::sort(kept.begin(), kept.end());
-  r.summary.converged = kept.size() >= min_samples && !kept.empty() &&
-                        rel_half_width_sorted(kept, options.ci_level) <= settings.target_rel_ci;
+  r.summary = summarize(r.samples, settings, options, &r.dropped);
   return r;
 }
 

@@ -60,6 +60,25 @@ struct Result {
 
 Result run(Timer& timer, const core::MeasureSettings& settings, const Options& options = {});
 
+// The pieces of run(), for drivers that interleave two timers (attnprof ab): warm-up alone
+// (step 1), a batch of samples, and the final summary (step 3).
+struct WarmUp {
+  int calls = 0;
+  double ns = 0;            // timed ns spent in warm-up calls
+  bool stationary = false;  // ended on stationarity, not on its cap
+  double rel_diff = 0;      // the last window comparison
+};
+WarmUp warm_up(Timer& timer, const core::MeasureSettings& settings, const Options& options = {});
+
+// Samples for about `batch_ns` of wall time: at least one, at most `max_calls`. Each sample is
+// stamped with its epoch time.
+std::vector<core::Sample> sample_batch(Timer& timer, double batch_ns, int max_calls);
+
+// Marks throttled samples (step 3) and summarizes the kept ones; converged says whether the
+// settings' CI target is met. `dropped`, when given, receives how many were marked.
+core::Summary summarize(std::vector<core::Sample>& samples, const core::MeasureSettings& settings,
+                        const Options& options = {}, int* dropped = nullptr);
+
 // Marks samples whose sm_clock_mhz is below ratio x the median clock of the samples that have
 // one; samples without a clock are never dropped. Returns how many are marked.
 int mark_throttled(std::vector<core::Sample>& samples, double ratio);

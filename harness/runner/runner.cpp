@@ -82,67 +82,164 @@ void add_roofline_metrics(core::CaseResult& r) {
 
 }  // namespace
 
-Runner::Runner(env::Description env, Options options)
-    : m_env(std::move(env)), m_options(options), m_default_threads(at::get_num_threads()) {}
+struct CaseSession::State {
+  const kernel::Variant* variant = nullptr;
+  kernel::Inputs inputs;
+  std::function<at::Tensor()> work;
+  std::unique_ptr<CaseTimer> timer;
+  measure::WarmUp warm;
+  bool warmed = false;
+};
 
-core::CaseResult Runner::run(const core::Case& c) {
-  if (auto why = hardware_mismatch(c, m_env))
-    return with_status(
-        c, m_options.require_hardware ? core::CaseStatus::failed : core::CaseStatus::skipped, *why);
+// Every kernel failure ends the case, not the run: out of memory, c10 errors, a kernel's own
+// exception (a CUDA error in kernels/cuda, say). Bad input (a custom mask file) is the user's
+// to fix and propagates (exit 2).
+template <class F>
+bool CaseSession::guarded(F&& f) {
+  try {
+    c10::InferenceMode no_autograd;
+    f();
+    return true;
+  } catch (const kernel::Unsupported& e) {
+    fail(core::CaseStatus::skipped, e.what());
+  } catch (const c10::OutOfMemoryError& e) {
+    fail(core::CaseStatus::error, std::string("out of memory: ") + e.what_without_backtrace());
+  } catch (const c10::Error& e) {
+    fail(core::CaseStatus::error, e.what_without_backtrace());
+  } catch (const util::InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(core::CaseStatus::error, e.what());
+  }
+  return false;
+}
+
+void CaseSession::fail(core::CaseStatus status, std::string why) {
+  core::Case spec = m_result.spec;
+  m_result = with_status(spec, status, std::move(why));
+  m_ready = false;
+  m_state.reset();
+}
+
+CaseSession::CaseSession(const core::Case& c, const env::Description& env,
+                         const Options& options, int default_threads)
+    : m_env(env), m_options(options) {
+  m_result.spec = c;
+  if (auto why = hardware_mismatch(c, m_env)) {
+    m_result = with_status(
+        c, m_options.require_hardware ? core::CaseStatus::failed : core::CaseStatus::skipped,
+        *why);
+    return;
+  }
   std::string missing;
   const kernel::Variant* v = kernel::lookup(c.kernel, &missing);
-  if (!v) return with_status(c, core::CaseStatus::error, missing);
-  if (auto why = v->unsupported(c)) return with_status(c, core::CaseStatus::skipped, *why);
+  if (!v) {
+    m_result = with_status(c, core::CaseStatus::error, missing);
+    return;
+  }
+  if (auto why = v->unsupported(c)) {
+    m_result = with_status(c, core::CaseStatus::skipped, *why);
+    return;
+  }
 
   const int threads = m_options.threads > 0 ? m_options.threads : c.hardware.threads;
   // Every case starts from the same thread count: a case that asks for none gets LibTorch's
   // default, not what the previous case set.
-  at::set_num_threads(threads > 0 && c.hardware.device == "cpu" ? threads : m_default_threads);
+  at::set_num_threads(threads > 0 && c.hardware.device == "cpu" ? threads : default_threads);
 
-  core::CaseResult r;
-  r.spec = c;
-  try {
-    c10::InferenceMode no_autograd;
-    kernel::Inputs in = make_inputs(c);
-    r.spec.hardware.threads = at::get_num_threads();
-
+  m_state = std::make_unique<State>();
+  m_state->variant = v;
+  guarded([&] {
+    State& st = *m_state;
+    st.inputs = make_inputs(c);
+    m_result.spec.hardware.threads = at::get_num_threads();
     // Correctness before speed: a fast wrong kernel is a failure, never a number.
-    at::Tensor out = v->launch(in);
-    CheckResult chk = check_output(out, reference_output(in), c.dtype);
-    r.max_abs_error = chk.max_abs_error;
-    if (v->chosen_backend) r.backend = v->chosen_backend(in);
-    if (!chk.ok) return r.status = core::CaseStatus::failed, r.message = chk.message, r;
+    at::Tensor out = v->launch(st.inputs);
+    CheckResult chk = check_output(out, reference_output(st.inputs), c.dtype);
+    m_result.max_abs_error = chk.max_abs_error;
+    if (v->chosen_backend) m_result.backend = v->chosen_backend(st.inputs);
+    if (!chk.ok) {
+      const auto err = m_result.max_abs_error;
+      const auto backend = m_result.backend;
+      fail(core::CaseStatus::failed, chk.message);
+      m_result.max_abs_error = err;
+      m_result.backend = backend;
+      return;
+    }
+    st.work = make_workload(c, *v, st.inputs);
+    st.timer = make_timer(c, [work = st.work] { work(); });
+    m_ready = true;
+  });
+}
 
-    auto work = make_workload(c, *v, in);
-    auto timer = make_timer(c, [&work] { work(); });
-    measure::Result m = measure::run(*timer, c.measure);
-    r.samples = std::move(m.samples);
-    r.summary = m.summary;
-    r.metrics["measure.warmup_calls"] = m.warmup_calls;
+CaseSession::~CaseSession() = default;
+
+void CaseSession::warm_up() {
+  if (!m_ready || m_state->warmed) return;
+  guarded([&] {
+    m_state->warm = measure::warm_up(*m_state->timer, m_result.spec.measure);
+    m_state->warmed = true;
+  });
+}
+
+std::vector<core::Sample> CaseSession::batch(double batch_ns, int max_calls) {
+  std::vector<core::Sample> out;
+  if (!m_ready) return out;
+  guarded([&] { out = measure::sample_batch(*m_state->timer, batch_ns, max_calls); });
+  return out;
+}
+
+void CaseSession::measure_adaptive() {
+  if (!m_ready) return;
+  guarded([&] {
+    measure::Result m = measure::run(*m_state->timer, m_result.spec.measure);
+    m_result.samples = std::move(m.samples);
+    m_result.summary = m.summary;
+    m_state->warm = {m.warmup_calls, m.warmup_ns, m.stationary, m.warmup_rel_diff};
+    m_state->warmed = true;
+    m_measured = true;
+  });
+}
+
+core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool trace) {
+  if (!m_ready) return m_result;
+  guarded([&] {
+    core::CaseResult& r = m_result;
+    if (!m_measured) {
+      r.samples = std::move(samples);
+      r.summary = measure::summarize(r.samples, r.spec.measure);
+    }
+    r.metrics["measure.warmup_calls"] = m_state->warm.calls;
     // How the timer measured (CUPTI or events, graph batches, the blocking kernel) and why it
     // fell back, where it did.
-    for (const auto& [k, value] : timer->metrics()) r.metrics[k] = value;
-    for (const auto& note : timer->notes()) r.message += (r.message.empty() ? "" : "; ") + note;
+    for (const auto& [k, value] : m_state->timer->metrics()) r.metrics[k] = value;
+    for (const auto& note : m_state->timer->notes())
+      r.message += (r.message.empty() ? "" : "; ") + note;
     add_roofline_metrics(r);
 #ifdef ATTNPROF_HAVE_TRACE
-    if (m_options.trace && c.measure.trace)
-      traced_pass(c, m_env, work, r, {m_options.perfetto_dir, m_options.hardware_counters});
+    if (trace && m_options.trace && r.spec.measure.trace)
+      traced_pass(r.spec, m_env, m_state->work, r,
+                  {m_options.perfetto_dir, m_options.hardware_counters});
+#else
+    (void)trace;
 #endif
-  } catch (const kernel::Unsupported& e) {
-    return with_status(c, core::CaseStatus::skipped, e.what());
-  } catch (const c10::OutOfMemoryError& e) {
-    // Out of memory is an outcome of this case, not the end of the run.
-    return with_status(c, core::CaseStatus::error,
-                       std::string("out of memory: ") + e.what_without_backtrace());
-  } catch (const c10::Error& e) {
-    return with_status(c, core::CaseStatus::error, e.what_without_backtrace());
-  } catch (const util::InputError&) {
-    throw;  // bad input (a custom mask file) is the user's to fix: exit 2, not a case error
-  } catch (const std::exception& e) {
-    // A kernel's own failure (a CUDA error in kernels/cuda, say) ends this case, not the run.
-    return with_status(c, core::CaseStatus::error, e.what());
-  }
-  return r;
+  });
+  m_ready = false;
+  m_state.reset();
+  return m_result;
+}
+
+Runner::Runner(env::Description env, Options options)
+    : m_env(std::move(env)), m_options(options), m_default_threads(at::get_num_threads()) {}
+
+std::unique_ptr<CaseSession> Runner::prepare(const core::Case& c) {
+  return std::make_unique<CaseSession>(c, m_env, m_options, m_default_threads);
+}
+
+core::CaseResult Runner::run(const core::Case& c) {
+  auto session = prepare(c);
+  session->measure_adaptive();
+  return session->finish({}, true);
 }
 
 }  // namespace attnprof::runner

@@ -96,7 +96,8 @@ int setup_read_write(sql::Connection& db) {
 
 const char* kRunColumns =
     "r.id, r.git_commit, r.git_branch, r.pr, r.ci_url, r.status, r.env_fingerprint, "
-    "r.started_ns, r.ended_ns, (SELECT count(*) FROM cases c WHERE c.run_id = r.id)";
+    "r.started_ns, r.ended_ns, (SELECT count(*) FROM cases c WHERE c.run_id = r.id), "
+    "r.pair_id, r.side";
 
 RunInfo read_run_info(const sql::Statement& st) {
   RunInfo r;
@@ -110,6 +111,8 @@ RunInfo read_run_info(const sql::Statement& st) {
   r.started_ns = st.int64(7);
   r.ended_ns = st.int64(8);
   r.cases = static_cast<int>(st.int64(9));
+  r.pair_id = st.text(10);
+  r.side = st.text(11);
   return r;
 }
 
@@ -201,39 +204,15 @@ void Database::require_writable(const char* what) const {
     throw util::EnvironmentError(fmt::format("{}: opened read-only; cannot {}", m_db.path(), what));
 }
 
-std::string Database::write_run(const core::Run& run) {
-  require_writable("write a run");
-  std::set<std::string> keys;
-  for (const auto& c : run.cases)
-    if (!keys.insert(c.spec.key).second)
-      throw util::InputError(util::Diagnostic{
-          "run", 0, 0,
-          fmt::format("two cases have the key \"{}\"; case keys must be unique", c.spec.key)});
-  const std::string id = run.id.empty() ? new_run_id() : run.id;
-  const std::string fp = run.env.fingerprint();
-
-  sql::Transaction tx(m_db);
-  {
-    sql::Statement exists(m_db, "SELECT 1 FROM runs WHERE id = ?");
-    if (exists.bind(1, id).step()) return id;  // idempotent: the transaction rolls back
-  }
+void Database::insert_environment(const core::Environment& env) {
   sql::Statement(m_db, "INSERT OR IGNORE INTO environments(fingerprint, fields) VALUES (?, ?)")
-      .bind(1, fp)
-      .bind(2, json(run.env.fields).dump())
+      .bind(1, env.fingerprint())
+      .bind(2, json(env.fields).dump())
       .run();
-  sql::Statement(m_db,
-                 "INSERT INTO runs(id, git_commit, git_branch, pr, ci_url, started_ns, ended_ns, "
-                 "status, env_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(1, id)
-      .bind(2, run.git_commit)
-      .bind(3, run.git_branch)
-      .bind(4, run.pr)
-      .bind(5, run.ci_url)
-      .bind(6, run.started_ns)
-      .bind(7, run.ended_ns)
-      .bind(8, run.status)
-      .bind(9, fp)
-      .run();
+}
+
+// One case's rows; inside the caller's transaction.
+void Database::insert_case(const std::string& run_id, const core::CaseResult& cr) {
   sql::Statement ins_case(m_db,
                           "INSERT INTO cases(run_id, case_key, kernel, params, status, message, "
                           "backend, max_abs_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
@@ -250,64 +229,212 @@ std::string Database::write_run(const core::Run& run) {
       "INSERT INTO cost_rows(case_id, idx, op, input_shapes, parent, calls, cpu_self_ns, "
       "cpu_total_ns, device_self_ns, device_total_ns, share, bytes_allocated, kernels) "
       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  for (const auto& cr : run.cases) {
-    ins_case.bind(1, id)
-        .bind(2, cr.spec.key)
-        .bind(3, cr.spec.kernel)
-        .bind(4, to_json(cr.spec).dump())
-        .bind(5, core::to_string(cr.status))
-        .bind(6, cr.message)
-        .bind(7, cr.backend)
-        .bind(8, cr.max_abs_error)
+  ins_case.bind(1, run_id)
+      .bind(2, cr.spec.key)
+      .bind(3, cr.spec.kernel)
+      .bind(4, to_json(cr.spec).dump())
+      .bind(5, core::to_string(cr.status))
+      .bind(6, cr.message)
+      .bind(7, cr.backend)
+      .bind(8, cr.max_abs_error)
+      .run();
+  const std::int64_t case_id = sqlite3_last_insert_rowid(m_db.get());
+  for (std::size_t i = 0; i < cr.samples.size(); ++i) {
+    const auto& s = cr.samples[i];
+    ins_sample.bind(1, case_id)
+        .bind(2, static_cast<std::int64_t>(i))
+        .bind(3, s.ns)
+        .bind(4, s.at_ns)
+        .bind(5, s.sm_clock_mhz)
+        .bind(6, s.dropped ? 1 : 0)
         .run();
-    const std::int64_t case_id = sqlite3_last_insert_rowid(m_db.get());
-    for (std::size_t i = 0; i < cr.samples.size(); ++i) {
-      const auto& s = cr.samples[i];
-      ins_sample.bind(1, case_id)
-          .bind(2, static_cast<std::int64_t>(i))
-          .bind(3, s.ns)
-          .bind(4, s.at_ns)
-          .bind(5, s.sm_clock_mhz)
-          .bind(6, s.dropped ? 1 : 0)
-          .run();
-    }
-    const auto& s = cr.summary;
-    ins_summary.bind(1, case_id)
-        .bind(2, s.n)
-        .bind(3, s.median_ns)
-        .bind(4, s.mean_ns)
-        .bind(5, s.min_ns)
-        .bind(6, s.max_ns)
-        .bind(7, s.q1_ns)
-        .bind(8, s.q3_ns)
-        .bind(9, s.ci_low_ns)
-        .bind(10, s.ci_high_ns)
-        .bind(11, s.ci_level)
-        .bind(12, s.converged ? 1 : 0)
-        .run();
-    for (const auto& [name, value] : cr.metrics)
-      ins_metric.bind(1, case_id).bind(2, name).bind(3, value).run();
-    for (std::size_t i = 0; i < cr.cost.size(); ++i) {
-      const auto& r = cr.cost[i];
-      ins_cost.bind(1, case_id)
-          .bind(2, static_cast<std::int64_t>(i))
-          .bind(3, r.op)
-          .bind(4, r.input_shapes)
-          .bind(5, r.parent)
-          .bind(6, r.calls)
-          .bind(7, r.cpu_self_ns)
-          .bind(8, r.cpu_total_ns)
-          .bind(9, r.device_self_ns)
-          .bind(10, r.device_total_ns)
-          .bind(11, r.share)
-          .bind(12, r.bytes_allocated)
-          .bind(13, to_json(r).at("kernels").dump())
-          .run();
-    }
   }
+  const auto& s = cr.summary;
+  ins_summary.bind(1, case_id)
+      .bind(2, s.n)
+      .bind(3, s.median_ns)
+      .bind(4, s.mean_ns)
+      .bind(5, s.min_ns)
+      .bind(6, s.max_ns)
+      .bind(7, s.q1_ns)
+      .bind(8, s.q3_ns)
+      .bind(9, s.ci_low_ns)
+      .bind(10, s.ci_high_ns)
+      .bind(11, s.ci_level)
+      .bind(12, s.converged ? 1 : 0)
+      .run();
+  for (const auto& [name, value] : cr.metrics)
+    ins_metric.bind(1, case_id).bind(2, name).bind(3, value).run();
+  for (std::size_t i = 0; i < cr.cost.size(); ++i) {
+    const auto& r = cr.cost[i];
+    ins_cost.bind(1, case_id)
+        .bind(2, static_cast<std::int64_t>(i))
+        .bind(3, r.op)
+        .bind(4, r.input_shapes)
+        .bind(5, r.parent)
+        .bind(6, r.calls)
+        .bind(7, r.cpu_self_ns)
+        .bind(8, r.cpu_total_ns)
+        .bind(9, r.device_self_ns)
+        .bind(10, r.device_total_ns)
+        .bind(11, r.share)
+        .bind(12, r.bytes_allocated)
+        .bind(13, to_json(r).at("kernels").dump())
+        .run();
+  }
+}
+
+std::string Database::write_run(const core::Run& run) {
+  require_writable("write a run");
+  std::set<std::string> keys;
+  for (const auto& c : run.cases)
+    if (!keys.insert(c.spec.key).second)
+      throw util::InputError(util::Diagnostic{
+          "run", 0, 0,
+          fmt::format("two cases have the key \"{}\"; case keys must be unique", c.spec.key)});
+  const std::string id = run.id.empty() ? new_run_id() : run.id;
+
+  sql::Transaction tx(m_db);
+  {
+    sql::Statement exists(m_db, "SELECT 1 FROM runs WHERE id = ?");
+    if (exists.bind(1, id).step()) return id;  // idempotent: the transaction rolls back
+  }
+  insert_environment(run.env);
+  sql::Statement(m_db,
+                 "INSERT INTO runs(id, git_commit, git_branch, pr, ci_url, started_ns, ended_ns, "
+                 "status, env_fingerprint, pair_id, side) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, id)
+      .bind(2, run.git_commit)
+      .bind(3, run.git_branch)
+      .bind(4, run.pr)
+      .bind(5, run.ci_url)
+      .bind(6, run.started_ns)
+      .bind(7, run.ended_ns)
+      .bind(8, run.status)
+      .bind(9, run.env.fingerprint())
+      .bind(10, run.pair_id)
+      .bind(11, run.side)
+      .run();
+  for (const auto& cr : run.cases) insert_case(id, cr);
   if (m_before_commit) m_before_commit();
   tx.commit();
   return id;
+}
+
+std::string Database::begin_run(const core::Run& run) {
+  core::Run header = run;
+  header.cases.clear();
+  header.status = "incomplete";
+  if (header.id.empty()) header.id = new_run_id();
+  return write_run(header);
+}
+
+void Database::write_case(const std::string& run_id, const core::CaseResult& result) {
+  require_writable("write a case");
+  sql::Transaction tx(m_db);
+  sql::Statement(m_db, "DELETE FROM cases WHERE run_id = ? AND case_key = ?")
+      .bind(1, run_id)
+      .bind(2, result.spec.key)
+      .run();
+  insert_case(run_id, result);
+  if (m_before_commit) m_before_commit();
+  tx.commit();
+}
+
+void Database::finish_run(const std::string& run_id, std::int64_t ended_ns,
+                          const core::Environment& env, const std::string& status) {
+  require_writable("finish a run");
+  sql::Transaction tx(m_db);
+  insert_environment(env);
+  sql::Statement(m_db, "UPDATE runs SET ended_ns = ?, env_fingerprint = ?, status = ? WHERE id = ?")
+      .bind(1, ended_ns)
+      .bind(2, env.fingerprint())
+      .bind(3, status)
+      .bind(4, run_id)
+      .run();
+  m_db.exec("DELETE FROM environments WHERE fingerprint NOT IN (SELECT env_fingerprint FROM runs)");
+  tx.commit();
+}
+
+std::optional<std::string> Database::latest_incomplete_run() {
+  sql::Statement st(m_db,
+                    "SELECT id FROM runs WHERE status = 'incomplete' "
+                    "ORDER BY started_ns DESC, rowid DESC LIMIT 1");
+  if (st.step()) return st.text(0);
+  return std::nullopt;
+}
+
+void Database::write_rounds(const std::string& pair_id, const std::vector<AbRound>& rounds) {
+  require_writable("write A/B rounds");
+  sql::Transaction tx(m_db);
+  sql::Statement ins(m_db,
+                     "INSERT OR REPLACE INTO ab_rounds(pair_id, case_key, round, base_first, "
+                     "base_ns, head_ns, base_n, head_n, at_ns) VALUES (?,?,?,?,?,?,?,?,?)");
+  for (const auto& r : rounds)
+    ins.bind(1, pair_id)
+        .bind(2, r.case_key)
+        .bind(3, r.round)
+        .bind(4, r.base_first ? 1 : 0)
+        .bind(5, r.base_ns)
+        .bind(6, r.head_ns)
+        .bind(7, r.base_n)
+        .bind(8, r.head_n)
+        .bind(9, r.at_ns)
+        .run();
+  tx.commit();
+}
+
+std::vector<AbRound> Database::rounds(const std::string& pair_id) {
+  std::vector<AbRound> out;
+  sql::Statement st(m_db,
+                    "SELECT case_key, round, base_first, base_ns, head_ns, base_n, head_n, at_ns "
+                    "FROM ab_rounds WHERE pair_id = ? ORDER BY case_key, round");
+  st.bind(1, pair_id);
+  while (st.step()) {
+    AbRound r;
+    r.case_key = st.text(0);
+    r.round = static_cast<int>(st.int64(1));
+    r.base_first = st.int64(2) != 0;
+    r.base_ns = st.real(3);
+    r.head_ns = st.real(4);
+    r.base_n = static_cast<int>(st.int64(5));
+    r.head_n = static_cast<int>(st.int64(6));
+    r.at_ns = st.int64(7);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<std::pair<RunInfo, RunInfo>> Database::find_pair(const std::string& ref) {
+  std::string pair_id;
+  if (ref == "latest") {
+    sql::Statement st(m_db,
+                      "SELECT pair_id FROM runs WHERE pair_id <> '' "
+                      "ORDER BY started_ns DESC, rowid DESC LIMIT 1");
+    if (!st.step()) return std::nullopt;
+    pair_id = st.text(0);
+  } else {
+    sql::Statement st(m_db,
+                      "SELECT DISTINCT pair_id FROM runs WHERE pair_id <> '' AND "
+                      "substr(pair_id, 1, length(?1)) = ?1 LIMIT 2");
+    st.bind(1, ref);
+    std::vector<std::string> found;
+    while (st.step()) found.push_back(st.text(0));
+    if (found.empty()) return std::nullopt;
+    if (found.size() > 1)
+      throw util::InputError(util::Diagnostic{
+          "--pair", 0, 0, fmt::format("\"{}\" names more than one A/B pair; give more of it", ref)});
+    pair_id = found.front();
+  }
+  std::optional<RunInfo> base, head;
+  sql::Statement st(m_db, fmt::format("SELECT {} FROM runs r WHERE r.pair_id = ?", kRunColumns));
+  st.bind(1, pair_id);
+  while (st.step()) {
+    RunInfo info = read_run_info(st);
+    (info.side == "base" ? base : head) = info;
+  }
+  if (!base || !head) return std::nullopt;
+  return std::make_pair(*base, *head);
 }
 
 bool Database::has_run(const std::string& id) {
@@ -376,6 +503,8 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
   run.started_ns = info->started_ns;
   run.ended_ns = info->ended_ns;
   run.status = info->status;
+  run.pair_id = info->pair_id;
+  run.side = info->side;
   {
     sql::Statement st(m_db, "SELECT fields FROM environments WHERE fingerprint = ?");
     if (st.bind(1, info->env_fingerprint).step())
@@ -576,6 +705,7 @@ std::vector<RunInfo> Database::prune(const PrunePolicy& p) {
   sql::Statement del(m_db, "DELETE FROM runs WHERE id = ?");
   for (const auto& r : victims) del.bind(1, r.id).run();
   m_db.exec("DELETE FROM environments WHERE fingerprint NOT IN (SELECT env_fingerprint FROM runs)");
+  m_db.exec("DELETE FROM ab_rounds WHERE pair_id NOT IN (SELECT pair_id FROM runs)");
   tx->commit();
   return victims;
 }

@@ -19,6 +19,7 @@ namespace attnprof::store {
 // A run's row without its cases: what listings and history need.
 struct RunInfo {
   std::string id, git_commit, git_branch, pr, ci_url, status, env_fingerprint;
+  std::string pair_id, side;  // set for the two runs of an A/B
   std::int64_t started_ns = 0, ended_ns = 0;
   int cases = 0;
 };
@@ -60,6 +61,16 @@ struct PrunePolicy {
   bool dry_run = false;
 };
 
+// One round of an A/B: each side's batch of samples, in the order they ran.
+struct AbRound {
+  std::string case_key;
+  int round = 0;
+  bool base_first = true;
+  double base_ns = 0, head_ns = 0;  // each batch's median
+  int base_n = 0, head_n = 0;       // samples in each batch
+  std::int64_t at_ns = 0;
+};
+
 struct MergeStats {
   int runs_added = 0, runs_present = 0, annotations_added = 0, verdicts_added = 0;
 };
@@ -88,6 +99,25 @@ class Database {
   std::string write_run(const core::Run& run);
   bool has_run(const std::string& id);
 
+  // A run written case by case, so that a run killed half-way keeps what it finished.
+  // begin_run writes the run's row with status "incomplete" (the id is assigned when empty and
+  // returned); write_case stores one case in its own transaction (replacing an earlier result of
+  // the same key, which a resumed run may have); finish_run records the end time, the final
+  // environment and status "complete". `attnprof run --resume` continues an incomplete run.
+  std::string begin_run(const core::Run& run);
+  void write_case(const std::string& run_id, const core::CaseResult& result);
+  void finish_run(const std::string& run_id, std::int64_t ended_ns, const core::Environment& env,
+                  const std::string& status = "complete");
+  // The newest incomplete run, for --resume latest.
+  std::optional<std::string> latest_incomplete_run();
+
+  // A/B rounds, written with the case they belong to; read back in round order.
+  void write_rounds(const std::string& pair_id, const std::vector<AbRound>& rounds);
+  std::vector<AbRound> rounds(const std::string& pair_id);
+  // The base and head runs of a pair: "latest" (newest pair), a pair id or a prefix of it.
+  // nullopt when absent.
+  std::optional<std::pair<RunInfo, RunInfo>> find_pair(const std::string& ref);
+
   // "latest" (newest complete run), a full id or a unique id prefix. nullopt when absent;
   // util::InputError when a prefix is ambiguous.
   std::optional<core::Run> load_run(const std::string& ref);
@@ -115,6 +145,8 @@ class Database {
   Database(sql::Connection db, Mode mode, int opened_at)
       : m_db(std::move(db)), m_mode(mode), m_opened_at_version(opened_at) {}
   void require_writable(const char* what) const;
+  void insert_environment(const core::Environment& env);
+  void insert_case(const std::string& run_id, const core::CaseResult& cr);
   std::optional<std::string> resolve(const std::string& ref);
 
   sql::Connection m_db;

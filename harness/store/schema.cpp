@@ -98,9 +98,31 @@ CREATE TABLE annotations(
 CREATE INDEX annotations_by_run ON annotations(run_id);
 )sql";
 
+// v3: A/B pairs. The two runs of one `attnprof ab` share a pair id and say which side they
+// were; every round of the interleaved measurement is kept (each side's batch median), so a
+// stored A/B can be judged again. Runs still being written have status 'incomplete'.
+constexpr const char* v3 = R"sql(
+ALTER TABLE runs ADD COLUMN pair_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN side TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_by_pair ON runs(pair_id) WHERE pair_id <> '';
+CREATE TABLE ab_rounds(
+  pair_id TEXT NOT NULL,
+  case_key TEXT NOT NULL,
+  round INTEGER NOT NULL,
+  base_first INTEGER NOT NULL,
+  base_ns REAL NOT NULL,                     -- median of the base side's batch
+  head_ns REAL NOT NULL,
+  base_n INTEGER NOT NULL,                   -- samples in each batch
+  head_n INTEGER NOT NULL,
+  at_ns INTEGER NOT NULL,
+  PRIMARY KEY(pair_id, case_key, round)
+) WITHOUT ROWID;
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
+    {3, "A/B pairs and their rounds", v3},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

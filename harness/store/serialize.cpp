@@ -157,7 +157,11 @@ json to_json(const core::CostRow& r) {
           {"device_total_ns", r.device_total_ns},
           {"share", r.share},
           {"bytes_allocated", r.bytes_allocated},
-          {"kernels", k}};
+          {"kernels", k},
+          {"input_dtypes", r.input_dtypes},
+          {"bytes_freed", r.bytes_freed},
+          {"launches", r.launches},
+          {"kernel_ns", r.kernel_ns}};
 }
 
 core::CostRow cost_row_from_json(const json& j) {
@@ -175,45 +179,51 @@ core::CostRow cost_row_from_json(const json& j) {
   if (j.contains("kernels"))
     for (const auto& k : j.at("kernels"))
       r.kernels.emplace_back(k.at(0).get<std::string>(), k.at(1).get<int>());
+  get(j, "input_dtypes", r.input_dtypes);
+  get(j, "bytes_freed", r.bytes_freed);
+  get(j, "launches", r.launches);
+  get(j, "kernel_ns", r.kernel_ns);
   return r;
+}
+
+json to_json(const core::CaseResult& cr) {
+  // Samples as parallel arrays: a third of the size of an array of objects.
+  json ns = json::array(), at = json::array(), clk = json::array(), drop = json::array();
+  for (const auto& s : cr.samples) {
+    ns.push_back(s.ns);
+    at.push_back(s.at_ns);
+    clk.push_back(s.sm_clock_mhz ? json(*s.sm_clock_mhz) : json(nullptr));
+    drop.push_back(s.dropped ? 1 : 0);
+  }
+  const auto& s = cr.summary;
+  json cost = json::array();
+  for (const auto& r : cr.cost) cost.push_back(to_json(r));
+  json c = {{"spec", to_json(cr.spec)},
+            {"status", core::to_string(cr.status)},
+            {"message", cr.message},
+            {"backend", cr.backend},
+            {"samples", {{"ns", ns}, {"at_ns", at}, {"sm_clock_mhz", clk}, {"dropped", drop}}},
+            {"summary",
+             {{"n", s.n},
+              {"median_ns", s.median_ns},
+              {"mean_ns", s.mean_ns},
+              {"min_ns", s.min_ns},
+              {"max_ns", s.max_ns},
+              {"q1_ns", s.q1_ns},
+              {"q3_ns", s.q3_ns},
+              {"ci_low_ns", s.ci_low_ns},
+              {"ci_high_ns", s.ci_high_ns},
+              {"ci_level", s.ci_level},
+              {"converged", s.converged}}},
+            {"metrics", cr.metrics},
+            {"cost", cost}};
+  if (cr.max_abs_error) c["max_abs_error"] = *cr.max_abs_error;
+  return c;
 }
 
 json to_json(const core::Run& run) {
   json cases = json::array();
-  for (const auto& cr : run.cases) {
-    // Samples as parallel arrays: a third of the size of an array of objects.
-    json ns = json::array(), at = json::array(), clk = json::array(), drop = json::array();
-    for (const auto& s : cr.samples) {
-      ns.push_back(s.ns);
-      at.push_back(s.at_ns);
-      clk.push_back(s.sm_clock_mhz ? json(*s.sm_clock_mhz) : json(nullptr));
-      drop.push_back(s.dropped ? 1 : 0);
-    }
-    const auto& s = cr.summary;
-    json cost = json::array();
-    for (const auto& r : cr.cost) cost.push_back(to_json(r));
-    json c = {{"spec", to_json(cr.spec)},
-              {"status", core::to_string(cr.status)},
-              {"message", cr.message},
-              {"backend", cr.backend},
-              {"samples", {{"ns", ns}, {"at_ns", at}, {"sm_clock_mhz", clk}, {"dropped", drop}}},
-              {"summary",
-               {{"n", s.n},
-                {"median_ns", s.median_ns},
-                {"mean_ns", s.mean_ns},
-                {"min_ns", s.min_ns},
-                {"max_ns", s.max_ns},
-                {"q1_ns", s.q1_ns},
-                {"q3_ns", s.q3_ns},
-                {"ci_low_ns", s.ci_low_ns},
-                {"ci_high_ns", s.ci_high_ns},
-                {"ci_level", s.ci_level},
-                {"converged", s.converged}}},
-              {"metrics", cr.metrics},
-              {"cost", cost}};
-    if (cr.max_abs_error) c["max_abs_error"] = *cr.max_abs_error;
-    cases.push_back(std::move(c));
-  }
+  for (const auto& cr : run.cases) cases.push_back(to_json(cr));
   return {{"id", run.id},
           {"git_commit", run.git_commit},
           {"git_branch", run.git_branch},
@@ -222,8 +232,51 @@ json to_json(const core::Run& run) {
           {"started_ns", run.started_ns},
           {"ended_ns", run.ended_ns},
           {"status", run.status},
+          {"pair_id", run.pair_id},
+          {"side", run.side},
           {"env", run.env.fields},
           {"cases", cases}};
+}
+
+core::CaseResult case_result_from_json(const json& c) {
+  core::CaseResult cr;
+  cr.spec = case_from_json(c.at("spec"));
+  cr.status = parse_enum(c, "status", cr.status, core::parse_case_status);
+  get(c, "message", cr.message);
+  get(c, "backend", cr.backend);
+  get_opt(c, "max_abs_error", cr.max_abs_error);
+  if (c.contains("samples")) {
+    const json& s = c.at("samples");
+    const json& ns = s.at("ns");
+    cr.samples.resize(ns.size());
+    for (std::size_t i = 0; i < ns.size(); ++i) {
+      auto& out = cr.samples[i];
+      out.ns = ns[i].get<std::int64_t>();
+      out.at_ns = s.at("at_ns").at(i).get<std::int64_t>();
+      const json& clk = s.at("sm_clock_mhz").at(i);
+      if (!clk.is_null()) out.sm_clock_mhz = clk.get<double>();
+      out.dropped = s.at("dropped").at(i).get<int>() != 0;
+    }
+  }
+  if (c.contains("summary")) {
+    const json& s = c.at("summary");
+    auto& o = cr.summary;
+    get(s, "n", o.n);
+    get(s, "median_ns", o.median_ns);
+    get(s, "mean_ns", o.mean_ns);
+    get(s, "min_ns", o.min_ns);
+    get(s, "max_ns", o.max_ns);
+    get(s, "q1_ns", o.q1_ns);
+    get(s, "q3_ns", o.q3_ns);
+    get(s, "ci_low_ns", o.ci_low_ns);
+    get(s, "ci_high_ns", o.ci_high_ns);
+    get(s, "ci_level", o.ci_level);
+    get(s, "converged", o.converged);
+  }
+  get(c, "metrics", cr.metrics);
+  if (c.contains("cost"))
+    for (const json& r : c.at("cost")) cr.cost.push_back(cost_row_from_json(r));
+  return cr;
 }
 
 core::Run run_from_json(const json& j) {
@@ -236,48 +289,11 @@ core::Run run_from_json(const json& j) {
   get(j, "started_ns", run.started_ns);
   get(j, "ended_ns", run.ended_ns);
   get(j, "status", run.status);
+  get(j, "pair_id", run.pair_id);
+  get(j, "side", run.side);
   get(j, "env", run.env.fields);
   if (!j.contains("cases")) return run;
-  for (const json& c : j.at("cases")) {
-    core::CaseResult cr;
-    cr.spec = case_from_json(c.at("spec"));
-    cr.status = parse_enum(c, "status", cr.status, core::parse_case_status);
-    get(c, "message", cr.message);
-    get(c, "backend", cr.backend);
-    get_opt(c, "max_abs_error", cr.max_abs_error);
-    if (c.contains("samples")) {
-      const json& s = c.at("samples");
-      const json& ns = s.at("ns");
-      cr.samples.resize(ns.size());
-      for (std::size_t i = 0; i < ns.size(); ++i) {
-        auto& out = cr.samples[i];
-        out.ns = ns[i].get<std::int64_t>();
-        out.at_ns = s.at("at_ns").at(i).get<std::int64_t>();
-        const json& clk = s.at("sm_clock_mhz").at(i);
-        if (!clk.is_null()) out.sm_clock_mhz = clk.get<double>();
-        out.dropped = s.at("dropped").at(i).get<int>() != 0;
-      }
-    }
-    if (c.contains("summary")) {
-      const json& s = c.at("summary");
-      auto& o = cr.summary;
-      get(s, "n", o.n);
-      get(s, "median_ns", o.median_ns);
-      get(s, "mean_ns", o.mean_ns);
-      get(s, "min_ns", o.min_ns);
-      get(s, "max_ns", o.max_ns);
-      get(s, "q1_ns", o.q1_ns);
-      get(s, "q3_ns", o.q3_ns);
-      get(s, "ci_low_ns", o.ci_low_ns);
-      get(s, "ci_high_ns", o.ci_high_ns);
-      get(s, "ci_level", o.ci_level);
-      get(s, "converged", o.converged);
-    }
-    get(c, "metrics", cr.metrics);
-    if (c.contains("cost"))
-      for (const json& r : c.at("cost")) cr.cost.push_back(cost_row_from_json(r));
-    run.cases.push_back(std::move(cr));
-  }
+  for (const json& c : j.at("cases")) run.cases.push_back(case_result_from_json(c));
   return run;
 }
 

@@ -11,6 +11,11 @@ namespace attnprof::store {
 nlohmann::json to_json(const core::Case& c);
 core::Case case_from_json(const nlohmann::json& j);
 
+// One case's result: its spec, status, samples, summary, metrics, cost rows. Also what
+// attnprof-worker sends attnprof for each case.
+nlohmann::json to_json(const core::CaseResult& result);
+core::CaseResult case_result_from_json(const nlohmann::json& j);
+
 // A whole run: environment, cases, samples, summaries, metrics, cost rows.
 nlohmann::json to_json(const core::Run& run);
 core::Run run_from_json(const nlohmann::json& j);

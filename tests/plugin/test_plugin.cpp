@@ -1,7 +1,14 @@
 // A user's attention kernel as a TORCH_LIBRARY op: plain matmul-softmax-matmul, with GQA and a
-// bottom-right causal mask, in the calling convention of harness/kernel/plugin.h.
+// bottom-right causal mask, in the calling convention of harness/kernel/plugin.h. Beside it, the
+// kernels a harness must survive and measure: one that crashes its process, one that never
+// returns, and SDPA plus a known extra fraction of work (a planted slowdown for attnprof ab).
 #include <ATen/ATen.h>
 #include <torch/library.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
 
 namespace {
 
@@ -25,16 +32,55 @@ at::Tensor attention_wrong(const at::Tensor& q, const at::Tensor& k, const at::T
   return attention(q, k, v, is_causal, 1.0);
 }
 
+// A kernel with a bug that kills its process (a wild pointer in a real one).
+at::Tensor attention_crash(const at::Tensor& q, const at::Tensor&, const at::Tensor&, bool,
+                           double) {
+  std::raise(SIGSEGV);
+  return q;
+}
+
+// A kernel that never returns (a deadlock, an infinite loop on the device).
+at::Tensor attention_hang(const at::Tensor& q, const at::Tensor&, const at::Tensor&, bool, double) {
+  while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  return q;
+}
+
+// LibTorch's SDPA, then busy work for ATTNPROF_TEST_EXTRA (a fraction, default 0) of the time
+// the SDPA call took: a slowdown of exactly that size however fast or noisy the machine is.
+at::Tensor attention_slow(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          bool is_causal, double scale) {
+  static const double extra = [] {
+    const char* e = std::getenv("ATTNPROF_TEST_EXTRA");
+    return e ? std::atof(e) : 0.0;
+  }();
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  at::Tensor out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, is_causal, scale,
+                                                    /*enable_gqa=*/k.size(1) != q.size(1));
+  if (extra > 0) {
+    const auto until = Clock::now() + (Clock::now() - t0) * extra;
+    while (Clock::now() < until) {
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY(attnprof_test, m) {
   m.def("attention(Tensor q, Tensor k, Tensor v, bool is_causal, float scale) -> Tensor");
   m.def("attention_wrong(Tensor q, Tensor k, Tensor v, bool is_causal, float scale) -> Tensor");
   m.def("bad_schema(Tensor q) -> Tensor");
+  m.def("attention_crash(Tensor q, Tensor k, Tensor v, bool is_causal, float scale) -> Tensor");
+  m.def("attention_hang(Tensor q, Tensor k, Tensor v, bool is_causal, float scale) -> Tensor");
+  m.def("attention_slow(Tensor q, Tensor k, Tensor v, bool is_causal, float scale) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(attnprof_test, CompositeExplicitAutograd, m) {
   m.impl("attention", attention);
   m.impl("attention_wrong", attention_wrong);
   m.impl("bad_schema", [](const at::Tensor& q) { return q; });
+  m.impl("attention_crash", attention_crash);
+  m.impl("attention_hang", attention_hang);
+  m.impl("attention_slow", attention_slow);
 }

@@ -1,8 +1,6 @@
 // The attnprof executable end to end, as a user runs it: exit codes, the exact text of bad-input
 // errors, a run stored in SQLite, a baseline written and compared, a regression caught.
 #include <doctest/doctest.h>
-#include <ftw.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,53 +9,12 @@
 #include <sstream>
 #include <string>
 
+#include "tests/torch/cli_helpers.h"
+
 namespace fs = std::filesystem;
+using namespace clitest;
 
 namespace {
-
-struct Result {
-  int rc = -1;
-  std::string out;  // stdout and stderr together
-};
-
-// Runs the built attnprof in `dir` with `args` (a shell fragment).
-Result attnprof(const fs::path& dir, const std::string& args) {
-  const std::string cmd = "cd '" + dir.string() +
-                          "' && ATTNPROF_DB= '" ATTNPROF_BINARY_DIR "/attnprof' " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/attnprof-cli-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  // Not std::filesystem::remove_all: libtorch.so exports its own copy of it, which the dynamic
-  // linker binds first and which crashes (LibTorch 2.11 wheel). nftw does the same job.
-  ~TempDir() {
-    nftw(
-        path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return remove(p); },
-        16, FTW_DEPTH | FTW_PHYS);
-  }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-  }
-  std::string read(const std::string& name) const {
-    std::ifstream in(path / name);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-};
 
 // Two tiny CPU cases that take well under a second each.
 const char* kTinySuite = R"(name: tiny

@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "harness/env/environment.h"
+#include "harness/env/probe.h"
+#include "harness/kernel/names.h"
 #include "harness/kernel/registry.h"
 #include "harness/kernel/variants/variants.h"
 #include "harness/runner/check.h"
@@ -244,4 +245,8 @@ TEST_SUITE("runner::Runner") {
     CHECK(r.run(one).spec.hardware.threads == 1);
     CHECK(r.run(dflt).spec.hardware.threads == default_threads);
   }
+}
+
+TEST_CASE("kernel::builtin_names is the registry's list, so attnprof checks names without LibTorch") {
+  CHECK(kernel::builtin_names() == kernel::registry().names());
 }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "harness/store/database.h"
+#include "harness/store/schema.h"
 #include "harness/util/error.h"
 #include "store_fixtures.h"
 
@@ -339,9 +340,9 @@ TEST_SUITE("store::Database") {
       sqlite3_close(raw);
     }
     const std::string before = read_bytes(p);
-    const std::string expected = p +
-                                 ": schema version 99 is newer than this attnprof supports (2); "
-                                 "it was left untouched: use a newer attnprof";
+    const std::string expected = p + ": schema version 99 is newer than this attnprof supports (" +
+                                 std::to_string(store::schema::current_version) +
+                                 "); it was left untouched: use a newer attnprof";
     CHECK(error_of([&] { Database::open(p); }) == expected);
     CHECK(error_of([&] { Database::open(p, Database::Mode::read_only); }) == expected);
     CHECK(read_bytes(p) == before);

@@ -1,0 +1,53 @@
+// attnprof ab's measurement: one case on two workers (base and head), interleaved.
+//
+// Why: on a shared machine (a 2-core CI runner, a GPU fleet where every job lands on another
+// card) a case's median moves by tens of percent between runs, far more than the regressions a
+// gate must catch. Within a few tens of milliseconds it barely moves. So both sides measure in
+// rounds: each round, each side takes a short batch of samples (batch_ms of work), the two
+// batches back to back, and the per-round ratio head/base cancels what the machine was doing.
+// The order within a round is randomized in ABBA pairs (a random order for round 2k, the
+// reverse for round 2k+1), so an advantage of going first or second (a warm cache, a clock
+// ramp) cancels too instead of posing as a difference. On a GPU both workers use the same
+// device, one at a time: only one side is ever measuring.
+//
+// Per case: both sides prepare (inputs, the correctness check against sdpa.math, warm-up); a
+// case that is not ready on a side ends there with that side's status. Then one unrecorded
+// burn-in round (the second side's warm-up has just evicted the first side's caches), then
+// rounds until the stop rule says the interval decides against the tolerance, or the case's
+// time budget or max_rounds ends it. Finally both sides finish: summaries of all their batch
+// samples, metrics, and the traced pass for the cost matrix.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+#include "harness/store/database.h"
+#include "harness/worker/supervisor.h"
+
+namespace attnprof::ab {
+
+struct Options {
+  double batch_ms = 25;        // work per side per round
+  int max_rounds = 128;        // a case's cap (with its time budget)
+  double budget_scale = 1.0;   // the case's measure.time_budget_s times this caps its rounds
+  double timeout_s = 0;        // per request; 0: worker::case_timeout
+  bool trace = true;           // traced pass on both sides after the rounds
+  std::uint64_t seed = 0x6162;  // the round order; mixed with the case key
+  // After each recorded round: true to stop (the interval decides). The rounds so far.
+  std::function<bool(const std::vector<store::AbRound>&, const core::Case&)> decided;
+};
+
+struct CaseOutcome {
+  core::CaseResult base, head;  // final results; samples are every batch's
+  std::vector<store::AbRound> rounds;
+  std::string stop_reason;  // "decided", "time budget", "max rounds", or why a side ended
+};
+
+CaseOutcome run_case(worker::Supervisor& base, worker::Supervisor& head, const core::Case& c,
+                     const Options& options);
+
+}  // namespace attnprof::ab

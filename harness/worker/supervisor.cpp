@@ -1,0 +1,192 @@
+#include "harness/worker/supervisor.h"
+
+#include <fmt/format.h>
+
+#include "harness/store/serialize.h"
+#include "harness/util/error.h"
+#include "harness/worker/protocol.h"
+
+namespace attnprof::worker {
+
+using nlohmann::json;
+
+namespace {
+
+core::CaseResult result_for(const core::Case& c) {
+  core::CaseResult r;
+  r.spec = c;
+  return r;
+}
+
+core::CaseResult error_result(const core::Case& c, const std::string& why) {
+  core::CaseResult r = result_for(c);
+  r.status = core::CaseStatus::error;
+  r.message = why;
+  return r;
+}
+
+// ok:false from the worker: bad input ends the command (exit 2), as it would have in-process;
+// an environment error too (exit 3); anything else is this case's error.
+[[noreturn]] void rethrow_command_error(const RemoteError& e) {
+  if (e.kind() == "input") {
+    std::vector<util::Diagnostic> diags;
+    const json& d = e.reply()["diagnostics"];
+    if (d.is_array())
+      for (const auto& x : d)
+        diags.push_back(util::Diagnostic{x.value("file", ""), x.value("line", 0),
+                                         x.value("col", 0), x.value("message", "")});
+    if (diags.empty()) diags.push_back(util::Diagnostic{"worker", 0, 0, e.what()});
+    throw util::InputError(std::move(diags));
+  }
+  throw util::EnvironmentError(e.what());
+}
+
+core::CaseResult result_of(const json& reply, const std::string& label) {
+  try {
+    return store::case_result_from_json(reply.at("result"));
+  } catch (const std::exception& e) {
+    throw Failure(Failure::Kind::protocol,
+                  fmt::format("{} broke the protocol: its result is malformed ({})", label,
+                              e.what()));
+  }
+}
+
+}  // namespace
+
+std::chrono::milliseconds case_timeout(const core::Case& c, double override_s) {
+  const double s = override_s > 0
+                       ? override_s
+                       : 60.0 + 3.0 * (c.measure.warmup_ms / 1000.0 + c.measure.time_budget_s);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000));
+}
+
+Supervisor::Supervisor(Spawn spawn) : m_spawn(std::move(spawn)) {}
+Supervisor::~Supervisor() = default;
+
+Client& Supervisor::client() {
+  if (!m_client || !m_client->alive()) {
+    m_client.reset();
+    m_client = std::make_unique<Client>(m_spawn);
+    ++m_starts;
+  }
+  return *m_client;
+}
+
+void Supervisor::retire() {
+  if (!m_client) return;
+  for (auto& l : m_client->take_stderr()) m_stderr.push_back(std::move(l));
+  m_client.reset();
+}
+
+std::vector<std::string> Supervisor::take_stderr() {
+  if (m_client)
+    for (auto& l : m_client->take_stderr()) m_stderr.push_back(std::move(l));
+  std::vector<std::string> out;
+  out.swap(m_stderr);
+  return out;
+}
+
+const Described& Supervisor::described() {
+  if (m_described) return *m_described;
+  json reply;
+  try {
+    reply = client().call({{"op", "describe"}}, std::chrono::seconds(120));
+  } catch (const RemoteError& e) {
+    retire();
+    rethrow_command_error(e);
+  } catch (const Failure& f) {
+    retire();
+    std::string hint;
+    if (!m_spawn.args.empty())
+      hint =
+          " (two plugins that register the same TORCH_LIBRARY namespace abort the process that "
+          "loads both: give each version to its own worker, e.g. attnprof ab --base-arg=--plugin=a.so "
+          "--head-arg=--plugin=b.so)";
+    throw util::EnvironmentError(fmt::format("{} could not start: {}{}", m_spawn.executable,
+                                             f.what(), hint));
+  }
+  try {
+    Described d;
+    d.env = env::description_from_json(reply.at("env"));
+    d.kernels = reply.at("kernels").get<std::vector<std::string>>();
+    for (const auto& p : reply.at("plugins"))
+      d.plugins.push_back({p.at("path").get<std::string>(), p.at("ops").get<std::vector<std::string>>()});
+    d.torch_dir = reply.value("torch_dir", "");
+    m_described = std::move(d);
+  } catch (const std::exception& e) {
+    retire();
+    throw util::EnvironmentError(fmt::format(
+        "{} broke the protocol: its description is malformed ({})", m_spawn.executable, e.what()));
+  }
+  return *m_described;
+}
+
+template <class F>
+core::CaseResult Supervisor::guarded(const core::Case& c, F&& f) {
+  try {
+    json reply = f(client());
+    core::CaseResult r = result_of(reply, m_spawn.label);
+    if (reply.contains("restart")) {
+      // The worker exits after this reply; its successor starts clean.
+      r.message += fmt::format("{}{} restarted: {}", r.message.empty() ? "" : "; ",
+                               m_spawn.label, reply.value("restart", ""));
+      retire();
+    }
+    return r;
+  } catch (const RemoteError& e) {
+    if (e.kind() == "input" || e.kind() == "environment") rethrow_command_error(e);
+    return error_result(c, fmt::format("{}: {}", m_spawn.label, e.what()));
+  } catch (const Failure& f) {
+    retire();
+    return error_result(c, f.what());
+  }
+}
+
+core::CaseResult Supervisor::run_case(const core::Case& c, bool trace,
+                                      std::chrono::milliseconds timeout) {
+  return guarded(c, [&](Client& w) {
+    return w.call({{"op", "run"}, {"case", store::to_json(c)}, {"trace", trace}}, timeout);
+  });
+}
+
+std::optional<core::CaseResult> Supervisor::prepare(const core::Case& c,
+                                                    std::chrono::milliseconds timeout) {
+  m_current = c;
+  bool ready = false;
+  core::CaseResult r = guarded(c, [&](Client& w) {
+    json reply = w.call({{"op", "prepare"}, {"case", store::to_json(c)}}, timeout);
+    ready = reply.value("ready", false);
+    if (ready) reply["result"] = store::to_json(result_for(c));
+    return reply;
+  });
+  if (ready) return std::nullopt;
+  return r;
+}
+
+Supervisor::Batch Supervisor::batch(double batch_ns, int max_calls,
+                                    std::chrono::milliseconds timeout) {
+  Batch b;
+  bool ready = false;
+  core::CaseResult r = guarded(m_current, [&](Client& w) {
+    json reply = w.call({{"op", "batch"}, {"ns", batch_ns}, {"max", max_calls}}, timeout);
+    try {
+      b.samples = samples_from_json(reply.at("samples"));
+    } catch (const std::exception& e) {
+      throw Failure(Failure::Kind::protocol,
+                    fmt::format("{} broke the protocol: {}", m_spawn.label, e.what()));
+    }
+    ready = reply.value("ready", false);
+    if (ready) reply["result"] = store::to_json(result_for(m_current));
+    return reply;
+  });
+  if (!ready) b.ended = std::move(r);
+  return b;
+}
+
+core::CaseResult Supervisor::finish(bool trace, std::chrono::milliseconds timeout) {
+  return guarded(m_current, [&](Client& w) {
+    return w.call({{"op", "finish"}, {"trace", trace}}, timeout);
+  });
+}
+
+}  // namespace attnprof::worker
