@@ -7,9 +7,10 @@
 //   naive/AB       median ratio beyond the tolerance, on the same pooled samples
 //   unpaired/seq   gate::compare when base was measured first and head after (a baseline file)
 //   naive/seq      the median ratio rule on that sequential data
-// Each column is the share of trials with a regression verdict (false alarms when the slowdown
-// is 0%) and, for A/A, the share judged unchanged. Rates only, no timings: the point is what
-// each method concludes from the same numbers.
+// Each column gives the shares of trials judged regression / improvement / unchanged (the rest
+// is inconclusive). At 0% slowdown regressions and improvements are false alarms; above the
+// tolerance a regression is a detection. Rates only, no timings: the point is what each method
+// concludes from the same numbers.
 //
 //   build-*/bench/bench_paired [trials=200] [rounds=64] [tolerance=0.02]
 #include <cstdio>
@@ -45,14 +46,17 @@ int main(int argc, char** argv) {
 
   std::printf("%d trials, %d rounds of %d samples a side, tolerance %.1f%%\n", trials, rounds,
               testing::Drift{}.batch, tolerance * 100);
-  std::printf("%-13s %5s | %-17s | %-17s | %-17s | %-17s | %-17s\n", "machine", "slow",
-              "paired reg/unch", "unpaired/AB", "naive/AB", "unpaired/seq", "naive/seq");
-  std::printf("%s\n", std::string(118, '-').c_str());
+  std::printf("%-13s %5s | %-13s | %-13s | %-13s | %-13s | %-13s\n", "machine", "slow", "paired",
+              "unpaired/AB", "naive/AB", "unpaired/seq", "naive/seq");
+  std::printf("%-13s %5s |", "", "");
+  for (int i = 0; i < 5; ++i) std::printf(" %-13s |", "reg/impr/unch");
+  std::printf("\n%s\n", std::string(98, '-').c_str());
   for (const auto& level : levels) {
     for (double slow : {0.0, 0.03, 0.05, 0.10}) {
-      int reg[5] = {}, unch[5] = {};
+      int reg[5] = {}, impr[5] = {}, unch[5] = {};
       auto count = [&](int i, gate::Verdict v) {
         reg[i] += v == gate::Verdict::regression;
+        impr[i] += v == gate::Verdict::improvement;
         unch[i] += v == gate::Verdict::unchanged;
       };
       for (int t = 0; t < trials; ++t) {
@@ -67,14 +71,15 @@ int main(int argc, char** argv) {
       }
       auto pct = [&](int x) { return 100.0 * x / trials; };
       std::printf("%-13s %4.0f%% |", level.name, slow * 100);
-      for (int i = 0; i < 5; ++i) std::printf(" %6.1f%% / %6.1f%% |", pct(reg[i]), pct(unch[i]));
+      for (int i = 0; i < 5; ++i)
+        std::printf(" %3.0f%% %3.0f%% %3.0f%% |", pct(reg[i]), pct(impr[i]), pct(unch[i]));
       std::printf("\n");
     }
   }
   std::printf(
-      "\nreg: share of trials judged a regression (at 0%% slow: false alarms; above the "
-      "tolerance: detections).\nunch: share judged unchanged (at 0%%: correct; at 5%% and 10%%: "
-      "missed slowdowns).\n");
+      "\nreg/impr: shares judged a regression / an improvement (at 0%% slow both are false "
+      "alarms; above the tolerance a regression is a detection). unch: share judged unchanged "
+      "(right at 0%%, a missed slowdown at 5%% and 10%%). The rest: inconclusive.\n");
 
   // The stopping rule on the strong-drift machine: how many rounds until decided.
   std::printf("\nstopping rule (strong drift, up to 128 rounds, tolerance %.1f%%):\n",

@@ -192,6 +192,21 @@ cases:
                                          "environment");
     }
   }
+  TEST_CASE("from several runs: runs that timed a case differently add no run median") {
+    auto run = [](const std::string& id, std::int64_t base, double graph_batch) {
+      core::Run r;
+      r.id = id;
+      r.cases.push_back(result("g/k", {base, base + 2, base + 4}));
+      r.cases.back().spec.hardware.device = "cuda";
+      r.cases.back().metrics = {{"measure.graph_batch", graph_batch},
+                                {"measure.cupti_fraction", 1}};
+      return r;
+    };
+    // Newest first: graph batches twice, single cold calls once in between.
+    gate::Baseline b = gate::make_baseline({run("c", 300, 16), run("b", 900, 0), run("a", 100, 16)});
+    CHECK(b.cases["g/k"].timing == "cuda.graph.cupti");
+    CHECK(b.cases["g/k"].run_medians_ns == std::vector<double>{102, 302});
+  }
   TEST_CASE("old files without run medians or timing still read; bad run medians are named") {
     gate::Baseline b = gate::parse_baseline("hardware: h\ncases:\n  k: {median_ns: 5}\n", "old.yaml");
     CHECK(b.cases["k"].run_medians_ns.empty());
