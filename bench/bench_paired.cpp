@@ -46,11 +46,11 @@ int main(int argc, char** argv) {
 
   std::printf("%d trials, %d rounds of %d samples a side, tolerance %.1f%%\n", trials, rounds,
               testing::Drift{}.batch, tolerance * 100);
-  std::printf("%-13s %5s | %-13s | %-13s | %-13s | %-13s | %-13s\n", "machine", "slow", "paired",
-              "unpaired/AB", "naive/AB", "unpaired/seq", "naive/seq");
+  std::printf("%-13s %5s | %-14s | %-14s | %-14s | %-14s | %-14s |\n", "machine", "slow",
+              "paired", "unpaired/AB", "naive/AB", "unpaired/seq", "naive/seq");
   std::printf("%-13s %5s |", "", "");
-  for (int i = 0; i < 5; ++i) std::printf(" %-13s |", "reg/impr/unch");
-  std::printf("\n%s\n", std::string(98, '-').c_str());
+  for (int i = 0; i < 5; ++i) std::printf(" %-14s |", " reg impr unch");
+  std::printf("\n%s\n", std::string(104, '-').c_str());
   for (const auto& level : levels) {
     for (double slow : {0.0, 0.03, 0.05, 0.10}) {
       int reg[5] = {}, impr[5] = {}, unch[5] = {};
