@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
 
   std::printf("%d trials, %d rounds of %d samples a side, tolerance %.1f%%\n", trials, rounds,
               testing::Drift{}.batch, tolerance * 100);
-  std::printf("%-13s %5s | %-14s | %-14s | %-14s | %-14s | %-14s |\n", "machine", "slow",
-              "paired", "unpaired/AB", "naive/AB", "unpaired/seq", "naive/seq");
+  std::printf("%-13s %5s | %-14s | %-14s | %-14s | %-14s | %-14s |\n", "machine", "slow", "paired",
+              "unpaired/AB", "naive/AB", "unpaired/seq", "naive/seq");
   std::printf("%-13s %5s |", "", "");
   for (int i = 0; i < 5; ++i) std::printf(" %-14s |", " reg impr unch");
   std::printf("\n%s\n", std::string(104, '-').c_str());
@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
     std::printf("  %4.0f%% | %12.1f | %7.1f%% %7.1f%% %7.1f%% %8.1f%%\n", slow * 100,
                 double(total) / trials, pct(inside), pct(above), pct(below), pct(undecided));
   }
-  std::printf("inside: stopped as unchanged; above/below: stopped beyond the tolerance (a wrong "
-              "decision at 0%% and 1%%, a right one at 3%% and more); undecided: 128 rounds.\n");
+  std::printf(
+      "inside: stopped as unchanged; above/below: stopped beyond the tolerance (a wrong "
+      "decision at 0%% and 1%%, a right one at 3%% and more); undecided: 128 rounds.\n");
   return 0;
 }

@@ -206,7 +206,8 @@ std::string number_list(const std::string& key, const std::vector<double>& value
   std::string out, line = "    " + key + ": [";
   const std::string indent(6, ' ');
   for (std::size_t i = 0; i < values.size(); ++i) {
-    std::string item = fmt::format("{}", std::llround(values[i])) + (i + 1 < values.size() ? "," : "]");
+    std::string item =
+        fmt::format("{}", std::llround(values[i])) + (i + 1 < values.size() ? "," : "]");
     if (line.size() + 1 + item.size() > 100) {
       out += line + "\n";
       line = indent + item;
@@ -263,8 +264,7 @@ Baseline make_baseline(const std::vector<core::Run>& runs, const BaselineOptions
           "--run", 0, 0,
           fmt::format("run {} is from environment {} but run {} from {}: a baseline's run-to-run "
                       "spread must come from one environment",
-                      runs.front().id, runs.front().env.fingerprint(), r.id,
-                      r.env.fingerprint())});
+                      runs.front().id, runs.front().env.fingerprint(), r.id, r.env.fingerprint())});
   const core::Run& run = runs.front();
   Baseline b;
   b.hardware = options.hardware;

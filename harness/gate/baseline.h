@@ -41,7 +41,7 @@ struct BaselineCase {
   // the spread of these run medians instead of against pooled samples.
   std::vector<double> run_medians_ns;
   std::string timing;  // timing_mode.h; empty: not recorded (matches any mode)
-  int line = 0;  // where the entry is in the file, for messages; 0 when not from a file
+  int line = 0;        // where the entry is in the file, for messages; 0 when not from a file
 };
 
 struct Baseline {

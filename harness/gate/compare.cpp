@@ -279,8 +279,7 @@ void decide(CaseVerdict& v, const Options& o, const std::string& basis,
     v.reason = fmt::format("{}: within +-{:.1f}%", ci, tol * 100);
   } else {
     v.verdict = Verdict::inconclusive;
-    v.reason =
-        fmt::format("{}: straddles the +-{:.1f}% tolerance; {}", ci, tol * 100, straddles);
+    v.reason = fmt::format("{}: straddles the +-{:.1f}% tolerance; {}", ci, tol * 100, straddles);
   }
   if (!note.empty()) v.reason += "; " + note;
 }

@@ -111,8 +111,7 @@ struct BaselineCheck {
   std::string warning;  // empty when there is nothing to say
 };
 BaselineCheck check_baseline(const Baseline& baseline, const core::Run& run,
-                             const std::vector<CaseVerdict>& verdicts,
-                             const Options& options = {});
+                             const std::vector<CaseVerdict>& verdicts, const Options& options = {});
 
 // The verdict rule of the header comment, shared by compare() and compare_paired(): sets
 // v.verdict and v.reason from v.ratio, v.ci_low, v.ci_high (finite), v.p_adjusted (NaN: no rank

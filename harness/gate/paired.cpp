@@ -35,7 +35,8 @@ std::vector<double> log_ratios(std::span<const PairedRound> rounds) {
 std::string order_effect(std::span<const PairedRound> rounds) {
   std::vector<double> head_first, base_first;
   for (const auto& r : rounds)
-    if (usable(r)) (r.head_first ? head_first : base_first).push_back(std::log(r.head_ns / r.base_ns));
+    if (usable(r))
+      (r.head_first ? head_first : base_first).push_back(std::log(r.head_ns / r.base_ns));
   if (head_first.size() < 4 || base_first.size() < 4) return "";
   if (stats::mann_whitney(base_first, head_first).p_two_sided >= 0.01) return "";
   const double twice = stats::hodges_lehmann(base_first, head_first).shift;
@@ -111,14 +112,13 @@ StopCheck check_stop(std::span<const PairedRound> rounds, double tolerance, cons
     c.reason = fmt::format("{} still straddles +-{:.1f}% at the {}-round limit", at, tol * 100,
                            rule.max_rounds);
   } else {
-    c.reason = fmt::format("{} straddles +-{:.1f}%; next look at {} rounds", at, tol * 100,
-                           c.next_look);
+    c.reason =
+        fmt::format("{} straddles +-{:.1f}%; next look at {} rounds", at, tol * 100, c.next_look);
   }
   return c;
 }
 
-std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases,
-                                        const Options& options) {
+std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases, const Options& options) {
   std::vector<CaseVerdict> out;
   std::vector<std::size_t> compared;
   std::vector<std::string> bases, notes;
@@ -126,7 +126,7 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases,
   for (const auto& pc : cases) {
     CaseVerdict v;
     v.key = pc.key;
-    v.tolerance = options.tolerance ? *options.tolerance
+    v.tolerance = options.tolerance  ? *options.tolerance
                   : pc.tolerance > 0 ? pc.tolerance
                                      : options.default_tolerance;
     v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = nan;
@@ -147,9 +147,9 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases,
       v.reason = !pc.base ? "not in base"
                  : pc.base->status == core::CaseStatus::skipped
                      ? with_message("skipped in base", *pc.base)
-                     : with_message(
-                           pc.base->status == core::CaseStatus::failed ? "base failed" : "base error",
-                           *pc.base) +
+                     : with_message(pc.base->status == core::CaseStatus::failed ? "base failed"
+                                                                                : "base error",
+                                    *pc.base) +
                            "; nothing to compare against";
     } else if (!head_ok) {
       continue;  // skipped on both sides, or skipped on one and absent on the other
@@ -168,13 +168,13 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases,
         v.method.clear();
         v.verdict = Verdict::inconclusive;
         v.reason = fmt::format(
-            "timed as {} ({}) in head but {} ({}) in base: not the same quantity, not compared",
-            ht, describe_timing_mode(ht), bt, describe_timing_mode(bt));
+            "timed as {} ({}) in head but {} ({}) in base: not the same quantity, not compared", ht,
+            describe_timing_mode(ht), bt, describe_timing_mode(bt));
       } else if (v.baseline_n < needed) {
         v.verdict = Verdict::inconclusive;
         v.reason = fmt::format(
-            "{} round(s) with a time on both sides; a {:.0f}% interval needs at least {}", v.baseline_n,
-            options.confidence * 100, needed);
+            "{} round(s) with a time on both sides; a {:.0f}% interval needs at least {}",
+            v.baseline_n, options.confidence * 100, needed);
       } else {
         const std::vector<double> d = log_ratios(pc.rounds);
         const auto est = stats::hodges_lehmann_one_sample(d, options.confidence);

@@ -8,9 +8,7 @@ std::string timing_mode(const core::CaseResult& r) {
   auto cupti = r.metrics.find("measure.cupti_fraction");
   if (batch == r.metrics.end() || cupti == r.metrics.end()) return "";
   const std::string calls = batch->second > 0 ? "graph" : "cold";
-  const std::string time = cupti->second >= 1   ? "cupti"
-                           : cupti->second <= 0 ? "events"
-                                                : "mixed";
+  const std::string time = cupti->second >= 1 ? "cupti" : cupti->second <= 0 ? "events" : "mixed";
   return "cuda." + calls + "." + time;
 }
 

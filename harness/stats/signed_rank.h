@@ -19,10 +19,10 @@ namespace attnprof::stats {
 inline constexpr int signed_rank_exact_below = 50;
 
 struct SignedRank {
-  double v = 0;        // sum of ranks of |d_i| over the positive d_i
-  int n = 0;           // nonzero differences ranked
-  bool exact = false;  // p-values from the exact distribution
-  double z = 0;        // (V - n(n+1)/4) / sd, no continuity correction; > 0: d tends positive
+  double v = 0;          // sum of ranks of |d_i| over the positive d_i
+  int n = 0;             // nonzero differences ranked
+  bool exact = false;    // p-values from the exact distribution
+  double z = 0;          // (V - n(n+1)/4) / sd, no continuity correction; > 0: d tends positive
   double p_greater = 1;  // H1: d tends to be positive
   double p_less = 1;     // H1: d tends to be negative
   double p_two_sided = 1;

@@ -174,8 +174,9 @@ cases:
     CHECK(b.cases["m/k"].run_medians_ns == std::vector<double>{102, 202, 302});  // oldest first
     CHECK(b.cases["old/k"].run_medians_ns.empty());  // one run: no spread
     const std::string yaml = gate::to_yaml(b);
-    CHECK(yaml.find("    timing: \"cpu.wall\"\n    run_medians_ns: [102, 202, 302]\n    samples_ns: "
-                    "[300, 302, 304]\n") != std::string::npos);
+    CHECK(
+        yaml.find("    timing: \"cpu.wall\"\n    run_medians_ns: [102, 202, 302]\n    samples_ns: "
+                  "[300, 302, 304]\n") != std::string::npos);
     gate::Baseline back = gate::parse_baseline(yaml, "b.yaml");
     CHECK(back.cases["m/k"].run_medians_ns == std::vector<double>{102, 202, 302});
     CHECK(back.cases["m/k"].timing == "cpu.wall");
@@ -203,12 +204,14 @@ cases:
       return r;
     };
     // Newest first: graph batches twice, single cold calls once in between.
-    gate::Baseline b = gate::make_baseline({run("c", 300, 16), run("b", 900, 0), run("a", 100, 16)});
+    gate::Baseline b =
+        gate::make_baseline({run("c", 300, 16), run("b", 900, 0), run("a", 100, 16)});
     CHECK(b.cases["g/k"].timing == "cuda.graph.cupti");
     CHECK(b.cases["g/k"].run_medians_ns == std::vector<double>{102, 302});
   }
   TEST_CASE("old files without run medians or timing still read; bad run medians are named") {
-    gate::Baseline b = gate::parse_baseline("hardware: h\ncases:\n  k: {median_ns: 5}\n", "old.yaml");
+    gate::Baseline b =
+        gate::parse_baseline("hardware: h\ncases:\n  k: {median_ns: 5}\n", "old.yaml");
     CHECK(b.cases["k"].run_medians_ns.empty());
     CHECK(b.cases["k"].timing.empty());
     CHECK(error_of("hardware: h\ncases:\n  k:\n    median_ns: 5\n    run_medians_ns: [4, -1]\n") ==
@@ -236,7 +239,8 @@ cases:
       gate::write_baseline(path + "/y.yaml", b);
       FAIL("no error");
     } catch (const util::EnvironmentError& e) {
-      CHECK(std::string(e.what()).rfind(path + "/y.yaml: cannot create folder " + path + ": ", 0) == 0);
+      CHECK(std::string(e.what()).rfind(path + "/y.yaml: cannot create folder " + path + ": ", 0) ==
+            0);
     }
     std::remove(path.c_str());
     rmdir((std::string(dir) + "/new/sub").c_str());

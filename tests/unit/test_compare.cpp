@@ -296,7 +296,7 @@ TEST_SUITE("gate::timing_mode") {
 
 TEST_SUITE("gate::compare baselines of several runs") {
   // A baseline file whose case medians moved by about 10% between its runs.
-  gate::Baseline spread_baseline(stats::Rng& rng) {
+  gate::Baseline spread_baseline(stats::Rng & rng) {
     gate::Baseline b;
     b.cases["k"] = base_case(lognormal(rng, 200, 1e5, 0.01));
     b.cases["k"].run_medians_ns = {0.93e5, 1e5, 1.08e5, 0.97e5, 1.04e5};

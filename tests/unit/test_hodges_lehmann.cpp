@@ -72,8 +72,7 @@ TEST_SUITE("stats::hodges_lehmann") {
   TEST_CASE("one sample: R's wilcox.test(conf.int = TRUE) example, estimate and exact interval") {
     // (x - y) of R's example: (pseudo)median 0.46, 95% interval 0.010 to 0.786 (the 6th and
     // 40th of 45 Walsh averages; coverage 1 - 2 P(V <= 5) = 1 - 2 * 10/512).
-    const std::vector<double> d = {0.952, -0.147, 1.022, 0.430, 0.620,
-                                   0.590, 0.490,  -0.080, 0.010};
+    const std::vector<double> d = {0.952, -0.147, 1.022, 0.430, 0.620, 0.590, 0.490, -0.080, 0.010};
     auto est = stats::hodges_lehmann_one_sample(d, 0.95);
     CHECK(est.shift == doctest::Approx(0.46).epsilon(1e-12));
     CHECK(est.ci.low == doctest::Approx(0.010).epsilon(1e-12));
@@ -85,9 +84,10 @@ TEST_SUITE("stats::hodges_lehmann") {
     CHECK(wide.ci.high == doctest::Approx(0.987).epsilon(1e-12));
     CHECK(wide.ci.level == doctest::Approx(1 - 2.0 / 256).epsilon(1e-12));
   }
-  TEST_CASE("one sample: a second exact example, n = 12, derived by enumerating 4096 sign patterns") {
-    const std::vector<double> d = {-0.31, 0.52, 1.07, -0.12, 0.88, 0.25,
-                                   1.41,  0.63, -0.05, 0.77, 0.94, 0.19};
+  TEST_CASE(
+      "one sample: a second exact example, n = 12, derived by enumerating 4096 sign patterns") {
+    const std::vector<double> d = {-0.31, 0.52, 1.07,  -0.12, 0.88, 0.25,
+                                   1.41,  0.63, -0.05, 0.77,  0.94, 0.19};
     auto est = stats::hodges_lehmann_one_sample(d, 0.99);
     CHECK(est.shift == doctest::Approx(0.515).epsilon(1e-12));
     CHECK(est.ci.low == doctest::Approx(-0.03).epsilon(1e-12));

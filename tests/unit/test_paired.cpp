@@ -73,7 +73,8 @@ TEST_SUITE("gate::paired") {
     CHECK(gate::exit_code(v) == util::exit_gate_failed);
   }
   TEST_CASE("fewer rounds than a 99% interval needs: inconclusive, never unchanged") {
-    std::vector<gate::PairedCase> cases{ok_case("k", rounds_of({1, 1.001, 0.999, 1, 1.0, 1.002, 0.998}))};
+    std::vector<gate::PairedCase> cases{
+        ok_case("k", rounds_of({1, 1.001, 0.999, 1, 1.0, 1.002, 0.998}))};
     auto v = gate::compare_paired(cases, tol(0.05));
     CHECK(v[0].verdict == gate::Verdict::inconclusive);
     CHECK(v[0].reason == "7 round(s) with a time on both sides; a 99% interval needs at least 8");
@@ -166,7 +167,8 @@ TEST_SUITE("gate::paired") {
     a.case_glob = "llama/*";
     a.reason = "new tiling";
     a.author = "alice";
-    auto trailers = gate::parse_accept_trailers("x\n\nPerf-Accept: llama/* new tiling\n", "run-1", "alice");
+    auto trailers =
+        gate::parse_accept_trailers("x\n\nPerf-Accept: llama/* new tiling\n", "run-1", "alice");
     CHECK(gate::apply_annotations(v, head, trailers) == 1);
     CHECK(v[0].verdict == gate::Verdict::accepted);
     CHECK(v[0].reason.find("new tiling; was regression: 1.2") != std::string::npos);
@@ -178,8 +180,10 @@ TEST_SUITE("gate::paired") {
     stats::Rng rng(9);
     for (int i = 0; i < 32; ++i) {
       const bool head_first = rng.uniform() < 0.5;
-      const double first = 1.04 * std::exp(0.003 * rng.normal()), second = std::exp(0.003 * rng.normal());
-      r.push_back({1e5 * (head_first ? second : first), 1e5 * (head_first ? first : second), head_first});
+      const double first = 1.04 * std::exp(0.003 * rng.normal()),
+                   second = std::exp(0.003 * rng.normal());
+      r.push_back(
+          {1e5 * (head_first ? second : first), 1e5 * (head_first ? first : second), head_first});
     }
     std::vector<gate::PairedCase> cases{ok_case("k", r)};
     auto v = gate::compare_paired(cases, tol(0.05));
@@ -200,7 +204,8 @@ TEST_SUITE("gate::paired under drift") {
       testing::Machine m(1000 + t, {});
       auto v = testing::judge_paired(m.interleaved(1e5, 1e5, rounds), tol(0.02));
       unchanged += v.verdict == gate::Verdict::unchanged;
-      false_alarms += v.verdict == gate::Verdict::regression || v.verdict == gate::Verdict::improvement;
+      false_alarms +=
+          v.verdict == gate::Verdict::regression || v.verdict == gate::Verdict::improvement;
     }
     CHECK(unchanged >= 0.99 * trials);
     CHECK(false_alarms == 0);
@@ -222,8 +227,9 @@ TEST_SUITE("gate::paired under drift") {
       testing::Machine a(1000 + t, {}), b(5000 + t, {});
       aa_unchanged += testing::judge_unpaired(a.interleaved(1e5, 1e5, rounds), tol(0.02)).verdict ==
                       gate::Verdict::unchanged;
-      slow_found += testing::judge_unpaired(b.interleaved(1e5, 1.05e5, rounds), tol(0.02)).verdict ==
-                    gate::Verdict::regression;
+      slow_found +=
+          testing::judge_unpaired(b.interleaved(1e5, 1.05e5, rounds), tol(0.02)).verdict ==
+          gate::Verdict::regression;
     }
     CHECK(aa_unchanged <= trials / 4 / 5);
     CHECK(slow_found <= trials / 4 / 5);

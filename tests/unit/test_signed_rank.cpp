@@ -11,7 +11,7 @@ using namespace attnprof;
 namespace {
 // R's example for wilcox.test (Hollander & Wolfe, depression scores before and after a
 // tranquilizer, x - y): V = 40, one-sided p = 10/512, two-sided 0.03906.
-const std::vector<double> depression = {0.952, -0.147, 1.022, 0.430, 0.620,
+const std::vector<double> depression = {0.952, -0.147, 1.022,  0.430, 0.620,
                                         0.590, 0.490,  -0.080, 0.010};
 }  // namespace
 
