@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "harness/gate/timing_mode.h"
 #include "harness/stats/quantile.h"
 #include "harness/stats/summary.h"
 #include "harness/util/error.h"
@@ -72,6 +74,19 @@ class Parser {
     return false;
   }
 
+  // A list of positive numbers, appended to `out`.
+  void numbers(const YAML::Node& v, const std::string& key, const std::string& what,
+               std::vector<double>& out) {
+    if (!v.IsSequence()) {
+      error(v.Mark(), fmt::format("{} must be a list of numbers", key));
+      return;
+    }
+    for (const auto& e : v) {
+      double d = 0;
+      if (number(e, what, d)) out.push_back(d);
+    }
+  }
+
   BaselineCase parse_case(const std::string& key, const YAML::Node& node) {
     BaselineCase c;
     c.line = node.Mark().line + 1;
@@ -103,14 +118,11 @@ class Parser {
             c.n = static_cast<int>(d), have_n = true;
         }
       } else if (k == "samples_ns") {
-        if (!v.IsSequence()) {
-          error(v.Mark(), "samples_ns must be a list of numbers");
-          continue;
-        }
-        for (const auto& e : v) {
-          double d = 0;
-          if (number(e, "a sample", d)) c.samples_ns.push_back(d);
-        }
+        numbers(v, k, "a sample", c.samples_ns);
+      } else if (k == "run_medians_ns") {
+        numbers(v, k, "a run median", c.run_medians_ns);
+      } else if (k == "timing") {
+        c.timing = scalar(v, k);
       } else {
         error(it->first.Mark(), fmt::format("unknown key \"{}\" in case \"{}\"", k, key));
       }
@@ -182,6 +194,30 @@ class Parser {
   std::vector<util::Diagnostic> m_diags;
 };
 
+std::vector<double> kept_samples(const core::CaseResult& cr) {
+  std::vector<double> kept;
+  for (const auto& s : cr.samples)
+    if (!s.dropped) kept.push_back(static_cast<double>(s.ns));
+  return kept;
+}
+
+// A list of numbers as YAML flow sequence, wrapped at 100 columns so diffs stay readable.
+std::string number_list(const std::string& key, const std::vector<double>& values) {
+  std::string out, line = "    " + key + ": [";
+  const std::string indent(6, ' ');
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::string item =
+        fmt::format("{}", std::llround(values[i])) + (i + 1 < values.size() ? "," : "]");
+    if (line.size() + 1 + item.size() > 100) {
+      out += line + "\n";
+      line = indent + item;
+    } else {
+      line += (line.back() == '[' ? "" : " ") + item;
+    }
+  }
+  return out + line + "\n";
+}
+
 std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -217,6 +253,19 @@ Baseline load_baseline(const std::string& path) {
 }
 
 Baseline make_baseline(const core::Run& run, const BaselineOptions& options) {
+  return make_baseline(std::vector<core::Run>{run}, options);
+}
+
+Baseline make_baseline(const std::vector<core::Run>& runs, const BaselineOptions& options) {
+  if (runs.empty()) return {};
+  for (const auto& r : runs)
+    if (r.env.fingerprint() != runs.front().env.fingerprint())
+      throw util::InputError(util::Diagnostic{
+          "--run", 0, 0,
+          fmt::format("run {} is from environment {} but run {} from {}: a baseline's run-to-run "
+                      "spread must come from one environment",
+                      runs.front().id, runs.front().env.fingerprint(), r.id, r.env.fingerprint())});
+  const core::Run& run = runs.front();
   Baseline b;
   b.hardware = options.hardware;
   if (b.hardware.empty()) {
@@ -227,9 +276,7 @@ Baseline make_baseline(const core::Run& run, const BaselineOptions& options) {
   b.commit = run.git_commit;
   for (const auto& cr : run.cases) {
     if (cr.status != core::CaseStatus::ok) continue;
-    std::vector<double> kept;
-    for (const auto& s : cr.samples)
-      if (!s.dropped) kept.push_back(static_cast<double>(s.ns));
+    std::vector<double> kept = kept_samples(cr);
     if (kept.empty()) continue;
     const core::Summary s = stats::summarize(kept);
     BaselineCase c;
@@ -250,7 +297,23 @@ Baseline make_baseline(const core::Run& run, const BaselineOptions& options) {
         c.samples_ns.push_back(std::round(
             stats::quantile_sorted(kept, (static_cast<double>(i) + 0.5) / static_cast<double>(k))));
     }
+    c.timing = timing_mode(cr);
     b.cases[cr.spec.key] = std::move(c);
+  }
+  // Older runs: the cases the newest run lacks, then every run's median of each case.
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    Baseline older = make_baseline(runs[i], options);
+    for (auto& [key, c] : older.cases) b.cases.emplace(key, std::move(c));
+  }
+  for (auto& [key, c] : b.cases) {
+    for (auto r = runs.rbegin(); r != runs.rend(); ++r)
+      for (const auto& cr : r->cases) {
+        if (cr.spec.key != key || cr.status != core::CaseStatus::ok) continue;
+        if (!c.timing.empty() && timing_mode(cr) != c.timing) continue;
+        const std::vector<double> kept = kept_samples(cr);
+        if (!kept.empty()) c.run_medians_ns.push_back(stats::median(kept));
+      }
+    if (c.run_medians_ns.size() < 2) c.run_medians_ns.clear();  // one run: no spread
   }
   return b;
 }
@@ -273,37 +336,36 @@ std::string to_yaml(const Baseline& b) {
     if (c.ci_low_ns > 0) out += fmt::format("    ci_low_ns: {}\n", num(c.ci_low_ns));
     if (c.ci_high_ns > 0) out += fmt::format("    ci_high_ns: {}\n", num(c.ci_high_ns));
     out += fmt::format("    n: {}\n", c.n);
-    if (c.samples_ns.empty()) continue;
-    // Wrapped at 100 columns so diffs of a refreshed baseline stay readable.
-    std::string line = "    samples_ns: [";
-    const std::string indent(6, ' ');
-    for (std::size_t i = 0; i < c.samples_ns.size(); ++i) {
-      std::string item = num(c.samples_ns[i]) + (i + 1 < c.samples_ns.size() ? "," : "]");
-      if (line.size() + 1 + item.size() > 100) {
-        out += line + "\n";
-        line = indent + item;
-      } else {
-        line += (line.back() == '[' ? "" : " ") + item;
-      }
-    }
-    out += line + "\n";
+    if (!c.timing.empty()) out += fmt::format("    timing: {}\n", quoted(c.timing));
+    if (!c.run_medians_ns.empty()) out += number_list("run_medians_ns", c.run_medians_ns);
+    if (!c.samples_ns.empty()) out += number_list("samples_ns", c.samples_ns);
   }
   return out;
 }
 
 void write_baseline(const std::string& path, const Baseline& baseline) {
+  // Every message names the user's path: the temporary file is ours, not theirs.
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec)
+    throw util::EnvironmentError(
+        fmt::format("{}: cannot create folder {}: {}", path, parent.string(), ec.message()));
   const std::string tmp = path + ".tmp";
+  auto fail = [&](const std::string& what) {
+    const std::string message = fmt::format("{}: {}", path, what);
+    std::remove(tmp.c_str());
+    throw util::EnvironmentError(message);
+  };
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw util::EnvironmentError(fmt::format("{}: cannot write: {}", tmp, std::strerror(errno)));
+    if (!out) fail(fmt::format("cannot write: {}", std::strerror(errno)));
     out << to_yaml(baseline);
     out.flush();
-    if (!out) throw util::EnvironmentError(fmt::format("{}: write failed", tmp));
+    if (!out) fail("write failed");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw util::EnvironmentError(
-        fmt::format("{}: cannot rename {} into place: {}", path, tmp, std::strerror(errno)));
+    fail(fmt::format("cannot write: {}", std::strerror(errno)));
 }
 
 void write_baseline(const std::string& path, const core::Run& run, const BaselineOptions& options) {

@@ -14,8 +14,12 @@
 //       ci_high_ns: 81390
 //       n: 400                          # samples measured
 //       samples_ns: [80011, 80102, ...] # ascending; at most max_samples evenly spaced quantiles
+//       run_medians_ns: [80877, 81234, 83010]  # one median per run, oldest first (--runs N)
+//       timing: "cpu.wall"              # timing_mode.h: how the samples were timed
 //
 // Only median_ns is required; without samples_ns the gate falls back to the summary's interval.
+// run_medians_ns (two or more) make the comparison include run-to-run drift (compare.h); files
+// written before it existed, or from one run, are read as they are and judged without it.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +40,8 @@ struct BaselineCase {
   // where n counts runs. When there are two or more, compare() judges the run's median against
   // the spread of these run medians instead of against pooled samples.
   std::vector<double> run_medians_ns;
-  int line = 0;  // where the entry is in the file, for messages; 0 when not from a file
+  std::string timing;  // timing_mode.h; empty: not recorded (matches any mode)
+  int line = 0;        // where the entry is in the file, for messages; 0 when not from a file
 };
 
 struct Baseline {
@@ -44,6 +49,7 @@ struct Baseline {
   std::string hardware;
   std::string fingerprint;
   std::string commit;
+  bool history = false;  // built by history_baseline() from stored runs, not read from a file
   std::map<std::string, BaselineCase> cases;
   // Why a case has no entry, by the run's case key (history baselines: too few runs since a
   // reset, say); compare() puts it in the `new` verdict's reason.
@@ -67,8 +73,15 @@ struct BaselineOptions {
 
 // Cases of the run that completed with at least one kept (not dropped) sample.
 Baseline make_baseline(const core::Run& run, const BaselineOptions& options = {});
+// From several runs of one environment, newest first (`baseline update --runs 3`): each case's
+// summary, samples, timing mode and commit from the newest run that completed it, and
+// run_medians_ns from every run that completed it with that timing mode (oldest first), so
+// comparisons see how far the case moves between runs. util::InputError naming the runs when
+// their environment fingerprints differ (a spread across machines is not noise).
+Baseline make_baseline(const std::vector<core::Run>& runs, const BaselineOptions& options = {});
 std::string to_yaml(const Baseline& baseline);
-// Writes atomically (a temporary file renamed into place); util::EnvironmentError on failure.
+// Writes atomically (a temporary file renamed into place), creating missing folders;
+// util::EnvironmentError naming `path` on failure.
 void write_baseline(const std::string& path, const Baseline& baseline);
 void write_baseline(const std::string& path, const core::Run& run,
                     const BaselineOptions& options = {});

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "harness/gate/timing_mode.h"
 #include "harness/stats/benjamini_hochberg.h"
 #include "harness/stats/bootstrap.h"
 #include "harness/stats/distributions.h"
@@ -109,11 +110,18 @@ double tolerance_of(const core::Case& c, const Options& o) {
   return c.gate.tolerance > 0 ? c.gate.tolerance : o.default_tolerance;
 }
 
+// What a verdict's interval rests on and what would narrow it (compare.h: decide()).
+struct Basis {
+  std::string basis, straddles, note;
+};
+
+constexpr const char* more_samples = "more samples would tell";
+
 // The run's median against the medians of k earlier runs (see compare.h). The unit is the run:
-// the gate's A/A calibration found run-to-run drift (about 1%) to be the main cause of false
-// alarms, and within-run samples, however many, say nothing about it.
-void history_effect(CaseVerdict& v, const core::CaseResult& cr, const std::vector<double>& cand,
-                    const BaselineCase& b, const Options& o) {
+// the gate's A/A calibration found run-to-run drift to be the main cause of false alarms, and
+// within-run samples, however many, say nothing about it.
+Basis history_effect(CaseVerdict& v, const core::CaseResult& cr, const std::vector<double>& cand,
+                     const BaselineCase& b, bool from_history, const Options& o) {
   core::Summary s = cand.empty() ? cr.summary : stats::summarize(cand);
   const double level = s.ci_level > 0 && s.ci_level < 1 ? s.ci_level : 0.95;
   const auto k = static_cast<double>(b.run_medians_ns.size());
@@ -122,16 +130,28 @@ void history_effect(CaseVerdict& v, const core::CaseResult& cr, const std::vecto
   for (double m : b.run_medians_ns) var += (std::log(m) - mean) * (std::log(m) - mean) / (k - 1);
   // A history of identical medians (a coarse clock) must not make every change significant:
   // the spread is at least this run's own standard error of log(median).
-  double spread = std::sqrt(var);
+  const double between_runs = std::sqrt(var);
+  double own = 0;
   if (s.ci_low_ns > 0 && s.ci_high_ns > s.ci_low_ns)
-    spread = std::max(spread, (std::log(s.ci_high_ns) - std::log(s.ci_low_ns)) /
-                                  (2 * stats::normal_quantile(1 - (1 - level) / 2)));
-  v.method = "history";
+    own = (std::log(s.ci_high_ns) - std::log(s.ci_low_ns)) /
+          (2 * stats::normal_quantile(1 - (1 - level) / 2));
+  const double spread = std::max(between_runs, own);
+  v.method = from_history ? "history" : "runs";
   v.baseline_median_ns = std::exp(mean);  // the geometric mean: the center the ratio is against
   v.baseline_n = static_cast<int>(k);
   v.candidate_median_ns = s.median_ns;
   v.candidate_n = s.n;
-  if (!(s.median_ns > 0)) return;  // ratio and CI stay NaN: inconclusive
+  Basis basis{fmt::format("{} of {} runs, n={}", from_history ? "history" : "baseline",
+                          v.baseline_n, v.candidate_n),
+              more_samples, ""};
+  // More samples narrow only this run's own error; when the runs' spread is the larger part
+  // they cannot tell, and saying so saves a pointless rerun.
+  if (between_runs >= own)
+    basis.straddles = fmt::format(
+        "the run-to-run spread ({:.1f}% over {} runs) is what is wide, so more samples would not "
+        "tell; measure base and head side by side (attnprof ab)",
+        (std::exp(between_runs) - 1) * 100, v.baseline_n);
+  if (!(s.median_ns > 0)) return basis;  // ratio and CI stay NaN: inconclusive
   const double d = std::log(s.median_ns) - mean;
   const double scale = spread * std::sqrt(1 + 1 / k);
   const double half = stats::student_t_quantile(1 - (1 - o.confidence) / 2, k - 1) * scale;
@@ -140,19 +160,20 @@ void history_effect(CaseVerdict& v, const core::CaseResult& cr, const std::vecto
   v.ci_high = std::exp(d + half);
   v.p_value =
       scale > 0 ? 2 * (1 - stats::student_t_cdf(std::fabs(d) / scale, k - 1)) : (d == 0 ? 1 : 0);
+  return basis;
 }
 
 // Effect and test for one case that is in both the run and the baseline.
-void measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCase& b,
-                    const Options& o) {
+Basis measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCase& b,
+                     bool from_history, const Options& o) {
   std::vector<double> cand = kept(cr);
   v.baseline_median_ns = b.median_ns;
   v.baseline_n = b.n;
   v.p_value = v.p_adjusted = nan;
-  if (b.run_medians_ns.size() >= 2) {
-    history_effect(v, cr, cand, b, o);
-    return;
-  }
+  if (b.run_medians_ns.size() >= 2) return history_effect(v, cr, cand, b, from_history, o);
+  Basis basis{"", more_samples,
+              "run-to-run noise unknown: the baseline records one run (`attnprof baseline update "
+              "--runs 3` records the spread)"};
   // Below six samples a side, no interval of the median reaches 95% coverage, and a bootstrap
   // of so few values is far narrower than the truth: too few to decide anything.
   constexpr std::size_t kMinSamples = 6;
@@ -165,7 +186,7 @@ void measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCa
     v.ratio =
         v.candidate_median_ns > 0 && b.median_ns > 0 ? v.candidate_median_ns / b.median_ns : nan;
     v.ci_low = v.ci_high = nan;
-    return;
+    return basis;
   }
   if (cand.size() >= kMinSamples && b.samples_ns.size() >= kMinSamples) {
     v.candidate_median_ns = stats::summarize(cand).median_ns;
@@ -186,7 +207,8 @@ void measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCa
       v.ci_high = est.ci.high;
     }
     v.p_value = stats::mann_whitney(b.samples_ns, cand).p_two_sided;
-    return;
+    basis.basis = fmt::format("{} n={}/{}", v.method, v.baseline_n, v.candidate_n);
+    return basis;
   }
   // Summaries only. The run's side: from its samples if it has any, else its summary.
   Center c;
@@ -205,35 +227,38 @@ void measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCa
     v.method = "summary";
     v.ratio = c.median > 0 ? c.median / b.median_ns : nan;
     v.ci_low = v.ci_high = nan;
-    return;
+    return basis;
   }
   Center wc = widened(c, o.confidence), wb = widened(*base, o.confidence);
   v.method = "summary";
   v.ratio = c.median / b.median_ns;
   v.ci_low = wb.high > 0 ? wc.low / wb.high : nan;
   v.ci_high = wb.low > 0 ? wc.high / wb.low : std::numeric_limits<double>::infinity();
+  basis.basis = fmt::format("{} n={}/{}", v.method, v.baseline_n, v.candidate_n);
+  return basis;
 }
 
-void decide(CaseVerdict& v, const Options& o) {
+// No interval to judge: too few samples, or no spread on one side.
+void untestable(CaseVerdict& v) {
+  v.verdict = Verdict::inconclusive;
+  v.reason = v.method == "too few samples"
+                 ? fmt::format(
+                       "too few samples to test (n={}/{}, at least 6 a side; median "
+                       "ratio {:.3f}x)",
+                       v.baseline_n, v.candidate_n, v.ratio)
+                 : fmt::format(
+                       "no spread recorded for one side (median ratio {:.3f}x); "
+                       "cannot test",
+                       v.ratio);
+}
+
+}  // namespace
+
+void decide(CaseVerdict& v, const Options& o, const std::string& basis,
+            const std::string& straddles, const std::string& note) {
   const double tol = v.tolerance;
-  const std::string sizes =
-      v.method == "history" ? fmt::format("history of {} runs, n={}", v.baseline_n, v.candidate_n)
-                            : fmt::format("{} n={}/{}", v.method, v.baseline_n, v.candidate_n);
   const std::string ci = fmt::format("{:.3f}x ({:.0f}% CI {:.3f}-{:.3f}, {})", v.ratio,
-                                     o.confidence * 100, v.ci_low, v.ci_high, sizes);
-  if (std::isnan(v.ci_low) || std::isnan(v.ci_high)) {
-    v.verdict = Verdict::inconclusive;
-    v.reason = v.method == "too few samples"
-                   ? fmt::format(
-                         "too few samples to test (n={}/{}, at least 6 a side; median "
-                         "ratio {:.3f}x)",
-                         v.baseline_n, v.candidate_n, v.ratio)
-                   : fmt::format(
-                         "no spread recorded for one side (median ratio {:.3f}x); "
-                         "cannot test",
-                         v.ratio);
-    return;
-  }
+                                     o.confidence * 100, v.ci_low, v.ci_high, basis);
   const bool significant = std::isnan(v.p_adjusted) || v.p_adjusted < o.alpha;
   const std::string p = std::isnan(v.p_adjusted) ? ""
                         : v.p_adjusted < 1e-300  ? "; adjusted p < 1e-300"
@@ -254,18 +279,17 @@ void decide(CaseVerdict& v, const Options& o) {
     v.reason = fmt::format("{}: within +-{:.1f}%", ci, tol * 100);
   } else {
     v.verdict = Verdict::inconclusive;
-    v.reason = fmt::format("{}: straddles the +-{:.1f}% tolerance; more samples would tell", ci,
-                           tol * 100);
+    v.reason = fmt::format("{}: straddles the +-{:.1f}% tolerance; {}", ci, tol * 100, straddles);
   }
+  if (!note.empty()) v.reason += "; " + note;
 }
-
-}  // namespace
 
 std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
                                  const Options& options) {
   std::vector<CaseVerdict> out;
   std::set<std::string> matched;
   std::vector<std::size_t> compared;  // indices into out that need a decision
+  std::vector<Basis> bases;           // what each of them rests on
   const std::string run_fp = run.env.fingerprint();
   const bool fp_mismatch = !options.allow_fingerprint_mismatch && !baseline.fingerprint.empty() &&
                            !run.env.fields.empty() && baseline.fingerprint != run_fp;
@@ -289,8 +313,15 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
       auto note = baseline.notes.find(cr.spec.key);
       v.reason = note == baseline.notes.end() ? "not in the baseline"
                                               : "not in the baseline: " + note->second;
+    } else if (const std::string mode = timing_mode(cr);
+               !b->timing.empty() && !mode.empty() && b->timing != mode) {
+      v.verdict = Verdict::inconclusive;
+      v.reason = fmt::format(
+          "timed as {} ({}) here but {} ({}) in the baseline: not the same quantity, not compared; "
+          "update the baseline if the change of timing is intended",
+          mode, describe_timing_mode(mode), b->timing, describe_timing_mode(b->timing));
     } else {
-      measure_effect(v, cr, *b, options);
+      bases.push_back(measure_effect(v, cr, *b, baseline.history, options));
       compared.push_back(out.size());
     }
     out.push_back(std::move(v));
@@ -302,7 +333,10 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
   for (std::size_t j = 0; j < compared.size(); ++j) {
     CaseVerdict& v = out[compared[j]];
     v.p_adjusted = adjusted[j];
-    decide(v, options);
+    if (std::isnan(v.ci_low) || std::isnan(v.ci_high))
+      untestable(v);
+    else
+      decide(v, options, bases[j].basis, bases[j].straddles, bases[j].note);
     if (fp_mismatch) {
       v.reason = fmt::format(
           "would be {} ({}), but the baseline's environment {} is not this "
@@ -324,6 +358,33 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
     out.push_back(std::move(v));
   }
   return out;
+}
+
+BaselineCheck check_baseline(const Baseline& baseline, const core::Run& run,
+                             const std::vector<CaseVerdict>& verdicts, const Options& options) {
+  const std::string where = baseline.path.empty() ? "the baseline" : baseline.path;
+  const std::string run_fp = run.env.fingerprint();
+  if (!run.env.fields.empty() && baseline.fingerprint.empty())
+    return {true, fmt::format("{} records no environment fingerprint, so it cannot be checked "
+                              "against this run's environment {}",
+                              where, run_fp)};
+  if (!options.allow_fingerprint_mismatch && !run.env.fields.empty() &&
+      baseline.fingerprint != run_fp)
+    return {false, fmt::format("no comparable baseline: {} is from environment {}, this run is "
+                               "from environment {}; nothing was compared (write a baseline on "
+                               "this machine, or compare against its history)",
+                               where, baseline.fingerprint, run_fp)};
+  int completed = 0, judged = 0;
+  for (const auto& cr : run.cases) completed += cr.status == core::CaseStatus::ok;
+  for (const auto& v : verdicts) judged += !v.method.empty();
+  if (completed > 0 && judged == 0) {
+    std::string why;
+    if (!baseline.notes.empty()) why = " (" + baseline.notes.begin()->second + ")";
+    return {false, fmt::format("no comparable baseline: none of this run's {} completed case(s) "
+                               "has an entry in {} for environment {}{}; nothing was compared",
+                               completed, where, run_fp, why)};
+  }
+  return {};
 }
 
 int exit_code(const std::vector<CaseVerdict>& verdicts, const Options& options) {

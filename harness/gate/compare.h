@@ -18,7 +18,15 @@
 //   the unit instead: d = log(run median) - mean(log run medians), with a Student-t interval
 //   d +- t(k-1) * s * sqrt(1 + 1/k), s = the sd of the log run medians (at least this run's
 //   own standard error), and the matching t-test for p. Run-to-run drift, which samples of a
-//   single run cannot show, is then part of the interval.
+//   single run cannot show, is then part of the interval. Baseline files written from several
+//   runs (`baseline update --runs 3`) carry the same run medians and are judged the same way
+//   (method "runs"); a file from one run cannot know the run-to-run noise, and every reason
+//   says so, because on a shared machine that noise can be far larger than the within-run
+//   interval (medians moving by tens of percent between runs whose own 99% intervals are +-2%).
+// What an inconclusive reason suggests is what would narrow the interval: more samples where
+// the within-run interval is what is wide, never where the run-to-run spread is.
+// A case timed differently here than in the baseline (timing_mode.h) is inconclusive with
+// that reason: the two numbers are not the same quantity.
 // A case whose correctness check failed is `failed` whatever its timing; baseline cases the
 // run lacks are `missing`, run cases the baseline lacks `new_case`. Baselines from a different
 // environment fingerprint give `inconclusive` unless allowed: never compare across machines.
@@ -66,7 +74,9 @@ struct CaseVerdict {
   double ci_low = 0, ci_high = 0;
   double p_value = 0, p_adjusted = 0;  // NaN when there was no rank test
   double tolerance = 0;
-  std::string method;  // "bootstrap", "hodges-lehmann", "summary", "history"; empty if not compared
+  // "bootstrap", "hodges-lehmann", "summary", "history", "runs" (a baseline file of several
+  // runs), "paired" (paired.h); empty if not compared
+  std::string method;
   double baseline_median_ns = 0, candidate_median_ns = 0;
   int baseline_n = 0, candidate_n = 0;
   std::string reason;  // one line a person can act on
@@ -90,6 +100,26 @@ struct Options {
 // lacks get no verdict.
 std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
                                  const Options& options = {});
+
+// Whether a comparison had anything to compare against, with a warning a person must see when
+// not: the baseline is from another environment (naming both fingerprints), or no case of the
+// run has a baseline entry (nothing in history for this environment, say). `compare
+// --require-baseline` fails the gate when !comparable. A baseline without a fingerprint stays
+// comparable, with a warning that it cannot be checked.
+struct BaselineCheck {
+  bool comparable = true;
+  std::string warning;  // empty when there is nothing to say
+};
+BaselineCheck check_baseline(const Baseline& baseline, const core::Run& run,
+                             const std::vector<CaseVerdict>& verdicts, const Options& options = {});
+
+// The verdict rule of the header comment, shared by compare() and compare_paired(): sets
+// v.verdict and v.reason from v.ratio, v.ci_low, v.ci_high (finite), v.p_adjusted (NaN: no rank
+// test) and v.tolerance. `basis` says what the interval rests on ("bootstrap n=400/380",
+// "paired, 48 rounds"), `straddles` what would narrow an interval that straddles the tolerance
+// ("more samples would tell"), and `note`, when not empty, ends every reason.
+void decide(CaseVerdict& v, const Options& options, const std::string& basis,
+            const std::string& straddles, const std::string& note = "");
 
 // util::exit_gate_failed (1) on a regression, a failed case, a missing case (missing_fails),
 // or an inconclusive one (strict); util::exit_pass (0) otherwise.

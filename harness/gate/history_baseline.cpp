@@ -57,6 +57,7 @@ Baseline history_baseline(store::Database& db, const core::Run& judged, const Hi
   const std::string fp = judged.env.fingerprint();
   Baseline b;
   b.fingerprint = fp;
+  b.history = true;
   b.path = describe(o, fp);
   auto device = judged.env.fields.find("device.name");
   b.hardware = device != judged.env.fields.end() ? device->second : "";

@@ -1,5 +1,6 @@
 #include "harness/stats/distributions.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -58,6 +59,29 @@ double binomial_cdf(long k, long n, double p) {
     sum += std::exp(lpmf);
   }
   return sum < 1 ? sum : 1;
+}
+
+SignedRankDistribution::SignedRankDistribution(int n) : m_n(n < 0 ? 0 : n) {
+  const auto top = static_cast<std::size_t>(m_n) * static_cast<std::size_t>(m_n + 1) / 2;
+  // Probabilities rather than counts: the counts reach 2^n, beyond exact integers for n > 53.
+  std::vector<double> pmf(top + 1, 0.0);
+  pmf[0] = 1;
+  std::size_t reach = 0;  // largest v with nonzero probability so far
+  for (int k = 1; k <= m_n; ++k) {
+    const auto rank = static_cast<std::size_t>(k);
+    reach += rank;
+    for (std::size_t v = reach; v >= rank; --v) pmf[v] = (pmf[v] + pmf[v - rank]) / 2;
+    for (std::size_t v = 0; v < rank; ++v) pmf[v] /= 2;
+  }
+  m_cdf.resize(top + 1);
+  double sum = 0;
+  for (std::size_t v = 0; v <= top; ++v) m_cdf[v] = sum += pmf[v];
+}
+
+double SignedRankDistribution::cdf(long v) const {
+  if (v < 0) return 0;
+  if (v >= max()) return 1;
+  return std::min(1.0, m_cdf[static_cast<std::size_t>(v)]);
 }
 
 }  // namespace attnprof::stats

@@ -8,6 +8,7 @@
 
 #include "harness/stats/distributions.h"
 #include "harness/stats/quantile.h"
+#include "harness/stats/signed_rank.h"
 
 namespace attnprof::stats {
 
@@ -63,6 +64,23 @@ class PairwiseDifferences {
   std::vector<double> m_x, m_y;
 };
 
+// Both intervals are [s_(k), s_(total-k+1)] of `total` ordered statistics (pairwise differences,
+// Walsh averages) where the rank statistic counting those below the true center is symmetric
+// about total/2 with standard deviation `sd`. The normal approximation with a continuity
+// correction gives the largest k with P(S <= k-1) <= (1-level)/2; k is at least 1 (the widest
+// interval) and at most the middle rank.
+struct RankChoice {
+  std::uint64_t k = 1;
+  double level = 0;
+};
+RankChoice normal_ranks(std::uint64_t total, double sd, double level) {
+  const double mean = static_cast<double>(total) / 2;
+  const double z = normal_quantile(1 - (1 - level) / 2);
+  double w = std::floor(mean - 0.5 - z * sd);  // k - 1
+  w = std::clamp(w, 0.0, std::floor((static_cast<double>(total) - 1) / 2));
+  return {static_cast<std::uint64_t>(w) + 1, 1 - 2 * normal_cdf((w + 0.5 - mean) / sd)};
+}
+
 }  // namespace
 
 ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> y, double level) {
@@ -72,16 +90,42 @@ ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> 
   const std::uint64_t total = d.size();
   ShiftEstimate est;
   est.shift = total % 2 ? d.kth(total / 2 + 1) : (d.kth(total / 2) + d.kth(total / 2 + 1)) / 2;
-  // Moses interval: [d_(w+1), d_(nm-w)] where P(U <= w) ~ (1-level)/2 under H0.
+  // Moses interval: ranks from the Mann-Whitney U's null distribution, U ~ N(nm/2, sd^2).
   const double n = static_cast<double>(x.size()), m = static_cast<double>(y.size());
-  const double mean = n * m / 2, sd = std::sqrt(n * m * (n + m + 1) / 12);
-  const double z = normal_quantile(1 - (1 - level) / 2);
-  double w = std::floor(mean - 0.5 - z * sd);
-  w = std::clamp(w, 0.0, std::floor((static_cast<double>(total) - 1) / 2));
-  const auto wr = static_cast<std::uint64_t>(w);
-  est.ci.low = d.kth(wr + 1);
-  est.ci.high = d.kth(total - wr);
-  est.ci.level = 1 - 2 * normal_cdf((w + 0.5 - mean) / sd);
+  const RankChoice r = normal_ranks(total, std::sqrt(n * m * (n + m + 1) / 12), level);
+  est.ci.low = d.kth(r.k);
+  est.ci.high = d.kth(total - r.k + 1);
+  est.ci.level = r.level;
+  return est;
+}
+
+ShiftEstimate hodges_lehmann_one_sample(std::span<const double> d, double level) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (d.empty()) return {nan, {nan, nan, 0}};
+  std::vector<double> walsh;
+  walsh.reserve(d.size() * (d.size() + 1) / 2);
+  for (std::size_t i = 0; i < d.size(); ++i)
+    for (std::size_t j = i; j < d.size(); ++j) walsh.push_back((d[i] + d[j]) / 2);
+  std::sort(walsh.begin(), walsh.end());
+  const std::uint64_t total = walsh.size();
+  ShiftEstimate est;
+  est.shift = median_sorted(walsh);
+  const int n = static_cast<int>(d.size());
+  RankChoice r;
+  if (n < signed_rank_exact_below) {
+    // Walk up the exact lower tail: the largest k with P(V <= k-1) <= (1-level)/2.
+    const SignedRankDistribution dist(n);
+    const double tail = (1 - level) / 2;
+    r.k = 1;
+    while (2 * (r.k + 1) <= total + 1 && dist.cdf(static_cast<long>(r.k)) <= tail) ++r.k;
+    r.level = 1 - 2 * dist.cdf(static_cast<long>(r.k) - 1);
+  } else {
+    const double nn = n;
+    r = normal_ranks(total, std::sqrt(nn * (nn + 1) * (2 * nn + 1) / 24), level);
+  }
+  est.ci.low = walsh[r.k - 1];
+  est.ci.high = walsh[total - r.k];
+  est.ci.level = r.level;
   return est;
 }
 

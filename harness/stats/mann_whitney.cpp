@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "harness/stats/distributions.h"
+#include "harness/stats/ranks.h"
 
 namespace attnprof::stats {
 
@@ -12,27 +13,12 @@ MannWhitney mann_whitney(std::span<const double> x, std::span<const double> y) {
   MannWhitney r;
   if (x.empty() || y.empty()) return r;
   const double n = static_cast<double>(x.size()), m = static_cast<double>(y.size());
-  struct Item {
-    double v;
-    bool is_y;
-  };
-  std::vector<Item> all;
-  all.reserve(x.size() + y.size());
-  for (double v : x) all.push_back({v, false});
-  for (double v : y) all.push_back({v, true});
-  std::sort(all.begin(), all.end(), [](const Item& a, const Item& b) { return a.v < b.v; });
-  // Average ranks over ties; collect sum(t^3 - t) for the variance correction.
-  double rank_sum_y = 0, tie_term = 0;
-  for (std::size_t i = 0; i < all.size();) {
-    std::size_t j = i;
-    while (j < all.size() && all[j].v == all[i].v) ++j;
-    const double t = static_cast<double>(j - i);
-    const double avg_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
-    for (std::size_t k = i; k < j; ++k)
-      if (all[k].is_y) rank_sum_y += avg_rank;
-    tie_term += t * t * t - t;
-    i = j;
-  }
+  std::vector<double> all(x.begin(), x.end());
+  all.insert(all.end(), y.begin(), y.end());
+  const Ranks ranks = average_ranks(all);
+  double rank_sum_y = 0;
+  for (std::size_t i = x.size(); i < all.size(); ++i) rank_sum_y += ranks.rank[i];
+  const double tie_term = ranks.tie_term;
   const double total = n + m;
   r.u = rank_sum_y - m * (m + 1) / 2;
   const double mean = n * m / 2;

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -119,6 +120,7 @@ cases:
               "    ci_low_ns: 100\n"
               "    ci_high_ns: 103\n"
               "    n: 4\n"
+              "    timing: \"cpu.wall\"\n"
               "    samples_ns: [100, 101, 102, 103]\n");
     // A folder of its own: ctest runs in several build folders may run this at the same time.
     char dir[] = "/tmp/attnprof-baseline-XXXXXX";
@@ -153,5 +155,97 @@ cases:
     }
     CHECK(longest <= 100);
     CHECK(gate::parse_baseline(yaml, "x").cases["big"].samples_ns == c.samples_ns);
+  }
+  TEST_CASE("from several runs: run medians of each case, newest run's samples, read back") {
+    auto run = [](const std::string& id, std::int64_t started, std::int64_t base) {
+      core::Run r;
+      r.id = id;
+      r.started_ns = started;
+      r.env.fields = {{"device.name", "cpu-test"}};
+      r.cases.push_back(result("m/k", {base, base + 2, base + 4}));
+      return r;
+    };
+    std::vector<core::Run> runs{run("c", 3, 300), run("b", 2, 200), run("a", 1, 100)};
+    runs[2].cases.push_back(result("old/k", {50, 51, 52}));  // only in the oldest run
+    gate::Baseline b = gate::make_baseline(runs);
+    REQUIRE(b.cases.count("m/k"));
+    CHECK(b.cases["m/k"].median_ns == 302);
+    CHECK(b.cases["m/k"].samples_ns == std::vector<double>{300, 302, 304});
+    CHECK(b.cases["m/k"].run_medians_ns == std::vector<double>{102, 202, 302});  // oldest first
+    CHECK(b.cases["old/k"].run_medians_ns.empty());  // one run: no spread
+    const std::string yaml = gate::to_yaml(b);
+    CHECK(
+        yaml.find("    timing: \"cpu.wall\"\n    run_medians_ns: [102, 202, 302]\n    samples_ns: "
+                  "[300, 302, 304]\n") != std::string::npos);
+    gate::Baseline back = gate::parse_baseline(yaml, "b.yaml");
+    CHECK(back.cases["m/k"].run_medians_ns == std::vector<double>{102, 202, 302});
+    CHECK(back.cases["m/k"].timing == "cpu.wall");
+    // Runs from two environments cannot make one spread.
+    runs[1].env.fields["cpu.model"] = "other";
+    try {
+      gate::make_baseline(runs);
+      FAIL("no error");
+    } catch (const util::InputError& e) {
+      CHECK(std::string(e.what()) == "--run: run c is from environment " +
+                                         runs[0].env.fingerprint() + " but run b from " +
+                                         runs[1].env.fingerprint() +
+                                         ": a baseline's run-to-run spread must come from one "
+                                         "environment");
+    }
+  }
+  TEST_CASE("from several runs: runs that timed a case differently add no run median") {
+    auto run = [](const std::string& id, std::int64_t base, double graph_batch) {
+      core::Run r;
+      r.id = id;
+      r.cases.push_back(result("g/k", {base, base + 2, base + 4}));
+      r.cases.back().spec.hardware.device = "cuda";
+      r.cases.back().metrics = {{"measure.graph_batch", graph_batch},
+                                {"measure.cupti_fraction", 1}};
+      return r;
+    };
+    // Newest first: graph batches twice, single cold calls once in between.
+    gate::Baseline b =
+        gate::make_baseline({run("c", 300, 16), run("b", 900, 0), run("a", 100, 16)});
+    CHECK(b.cases["g/k"].timing == "cuda.graph.cupti");
+    CHECK(b.cases["g/k"].run_medians_ns == std::vector<double>{102, 302});
+  }
+  TEST_CASE("old files without run medians or timing still read; bad run medians are named") {
+    gate::Baseline b =
+        gate::parse_baseline("hardware: h\ncases:\n  k: {median_ns: 5}\n", "old.yaml");
+    CHECK(b.cases["k"].run_medians_ns.empty());
+    CHECK(b.cases["k"].timing.empty());
+    CHECK(error_of("hardware: h\ncases:\n  k:\n    median_ns: 5\n    run_medians_ns: [4, -1]\n") ==
+          "baselines/cpu.yaml:5:25: a run median must be a positive number, got \"-1\"");
+  }
+  TEST_CASE("writing creates missing folders; errors name the user's path, not a temporary") {
+    char dir[] = "/tmp/attnprof-baseline-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string path = std::string(dir) + "/new/sub/x.yaml";
+    gate::Baseline b;
+    b.hardware = "h";
+    gate::write_baseline(path, b);
+    CHECK(gate::load_baseline(path).hardware == "h");
+    // A folder where the file should go: the message names x.yaml, never x.yaml.tmp.
+    const std::string blocked = std::string(dir) + "/blocked.yaml";
+    REQUIRE(mkdir((blocked).c_str(), 0700) == 0);
+    try {
+      gate::write_baseline(blocked, b);
+      FAIL("no error");
+    } catch (const util::EnvironmentError& e) {
+      CHECK(std::string(e.what()) == blocked + ": cannot write: Is a directory");
+    }
+    // A file where a folder should be.
+    try {
+      gate::write_baseline(path + "/y.yaml", b);
+      FAIL("no error");
+    } catch (const util::EnvironmentError& e) {
+      CHECK(std::string(e.what()).rfind(path + "/y.yaml: cannot create folder " + path + ": ", 0) ==
+            0);
+    }
+    std::remove(path.c_str());
+    rmdir((std::string(dir) + "/new/sub").c_str());
+    rmdir((std::string(dir) + "/new").c_str());
+    rmdir(blocked.c_str());
+    rmdir(dir);
   }
 }

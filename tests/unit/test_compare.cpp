@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/gate/compare.h"
+#include "harness/gate/timing_mode.h"
 #include "harness/stats/rng.h"
 #include "harness/stats/summary.h"
 #include "harness/util/error.h"
@@ -72,7 +73,9 @@ TEST_SUITE("gate::compare") {
     CHECK(v.tolerance == 0.05);
     INFO(v.reason);
     CHECK(v.reason == fmt::format("{:.3f}x (99% CI {:.3f}-{:.3f}, bootstrap n=200/200): slower "
-                                  "beyond the 5.0% tolerance; adjusted p 6e-67",
+                                  "beyond the 5.0% tolerance; adjusted p 6e-67; run-to-run "
+                                  "noise unknown: the baseline records one run (`attnprof "
+                                  "baseline update --runs 3` records the spread)",
                                   v.ratio, v.ci_low, v.ci_high));
     CHECK(gate::exit_code({v}) == util::exit_gate_failed);
   }
@@ -96,7 +99,8 @@ TEST_SUITE("gate::compare") {
   TEST_CASE("too few noisy samples: inconclusive, a warning unless strict") {
     auto v = one(1.08, 8, 0.10);
     CHECK(v.verdict == gate::Verdict::inconclusive);
-    CHECK(v.reason.find("straddles the +-5.0% tolerance") != std::string::npos);
+    CHECK(v.reason.find("straddles the +-5.0% tolerance; more samples would tell; run-to-run "
+                        "noise unknown") != std::string::npos);
     CHECK(gate::exit_code({v}) == util::exit_pass);
     gate::Options strict;
     strict.strict = true;
@@ -240,5 +244,156 @@ TEST_SUITE("gate::compare") {
     auto a = one(1.03, 100, 0.03), b = one(1.03, 100, 0.03);
     CHECK(a.ci_low == b.ci_low);
     CHECK(a.ci_high == b.ci_high);
+  }
+}
+
+namespace {
+core::CaseResult timed(const std::string& key, const std::vector<double>& ns, double graph_batch,
+                       double cupti_fraction) {
+  core::CaseResult cr = result(key, ns);
+  cr.spec.hardware.device = "cuda";
+  cr.metrics["measure.graph_batch"] = graph_batch;
+  cr.metrics["measure.cupti_fraction"] = cupti_fraction;
+  return cr;
+}
+}  // namespace
+
+TEST_SUITE("gate::timing_mode") {
+  TEST_CASE("derived from the device and the timer's metrics") {
+    CHECK(gate::timing_mode(result("k", {1})) == "cpu.wall");
+    CHECK(gate::timing_mode(timed("k", {1}, 0, 1)) == "cuda.cold.cupti");
+    CHECK(gate::timing_mode(timed("k", {1}, 32, 1)) == "cuda.graph.cupti");
+    CHECK(gate::timing_mode(timed("k", {1}, 0, 0)) == "cuda.cold.events");
+    CHECK(gate::timing_mode(timed("k", {1}, 16, 0.7)) == "cuda.graph.mixed");
+    core::CaseResult bare = result("k", {1});
+    bare.spec.hardware.device = "cuda:1";
+    CHECK(gate::timing_mode(bare) == "");  // no metrics: unknown
+    CHECK(gate::describe_timing_mode("cuda.graph.events") == "CUDA-graph batches, CUDA event time");
+    CHECK(gate::describe_timing_mode("cpu.wall") == "CPU wall clock");
+  }
+  TEST_CASE("a case timed differently than in its baseline is inconclusive, never a regression") {
+    stats::Rng rng(12);
+    gate::Baseline b;
+    b.cases["k"] = base_case(lognormal(rng, 100, 1e5, 0.01));
+    b.cases["k"].timing = "cuda.cold.cupti";
+    core::Run run;
+    run.cases.push_back(timed("k", lognormal(rng, 100, 0.5e5, 0.01), 32, 1));  // 2x "faster"
+    auto v = gate::compare(b, run)[0];
+    CHECK(v.verdict == gate::Verdict::inconclusive);
+    CHECK(v.method.empty());
+    CHECK(v.reason ==
+          "timed as cuda.graph.cupti (CUDA-graph batches, CUPTI kernel time) here but "
+          "cuda.cold.cupti (single cold calls, CUPTI kernel time) in the baseline: not the same "
+          "quantity, not compared; update the baseline if the change of timing is intended");
+    // The same mode, or a baseline that does not record one: compared as usual.
+    run.cases[0].metrics["measure.graph_batch"] = 0;
+    CHECK(gate::compare(b, run)[0].verdict == gate::Verdict::improvement);
+    b.cases["k"].timing.clear();
+    run.cases[0].metrics["measure.graph_batch"] = 32;
+    CHECK(gate::compare(b, run)[0].verdict == gate::Verdict::improvement);
+  }
+}
+
+TEST_SUITE("gate::compare baselines of several runs") {
+  // A baseline file whose case medians moved by about 10% between its runs.
+  gate::Baseline spread_baseline(stats::Rng & rng) {
+    gate::Baseline b;
+    b.cases["k"] = base_case(lognormal(rng, 200, 1e5, 0.01));
+    b.cases["k"].run_medians_ns = {0.93e5, 1e5, 1.08e5, 0.97e5, 1.04e5};
+    return b;
+  }
+  TEST_CASE("the interval includes the run-to-run spread: a 6% move is not a regression") {
+    stats::Rng rng(21);
+    gate::Baseline b = spread_baseline(rng);
+    core::Run run;
+    run.cases.push_back(result("k", lognormal(rng, 200, 1.06e5, 0.01)));
+    auto v = gate::compare(b, run)[0];
+    CHECK(v.method == "runs");
+    CHECK(v.baseline_n == 5);
+    CHECK(v.verdict == gate::Verdict::inconclusive);
+    CHECK(v.ci_low < 1.05);
+    INFO(v.reason);
+    CHECK(v.reason.find("baseline of 5 runs, n=200") != std::string::npos);
+    // The within-run interval is narrow; more samples would not help, and the reason says so.
+    CHECK(v.reason.find("straddles the +-5.0% tolerance; the run-to-run spread (6.0% over 5 runs) "
+                        "is what is wide, so more samples would not tell; measure base and head "
+                        "side by side (attnprof ab)") != std::string::npos);
+    // Judged against the samples of one run alone, the same move reads as a regression.
+    b.cases["k"].run_medians_ns.clear();
+    CHECK(gate::compare(b, run)[0].verdict == gate::Verdict::regression);
+  }
+  TEST_CASE("history mode names the run-to-run spread only when it is what is wide") {
+    stats::Rng rng(22);
+    gate::Baseline b = spread_baseline(rng);
+    b.history = true;
+    core::Run run;
+    run.cases.push_back(result("k", lognormal(rng, 200, 1.06e5, 0.01)));
+    auto v = gate::compare(b, run)[0];
+    CHECK(v.method == "history");
+    CHECK(v.reason.find("history of 5 runs, n=200") != std::string::npos);
+    CHECK(v.reason.find("the run-to-run spread (6.0% over 5 runs) is what is wide") !=
+          std::string::npos);
+    // Runs that agree to 0.1% and a run with 12 noisy samples: its own interval is what is wide.
+    b.cases["k"].run_medians_ns = {0.999e5, 1e5, 1.001e5, 1e5, 1e5};
+    core::Run noisy;
+    noisy.cases.push_back(result("k", lognormal(rng, 12, 1.04e5, 0.08)));
+    auto w = gate::compare(b, noisy)[0];
+    INFO(w.reason);
+    CHECK(w.verdict == gate::Verdict::inconclusive);
+    CHECK(w.reason.find("; more samples would tell") != std::string::npos);
+    CHECK(w.reason.find("run-to-run spread") == std::string::npos);
+  }
+}
+
+TEST_SUITE("gate::check_baseline") {
+  TEST_CASE("another environment: not comparable, both fingerprints named") {
+    stats::Rng rng(8);
+    gate::Baseline b;
+    b.path = "baselines/h100.yaml";
+    b.fingerprint = "0000000000000000";
+    b.cases["k"] = base_case(lognormal(rng, 100, 1e5, 0.02));
+    core::Run run;
+    run.env.fields = {{"device.name", "other"}};
+    run.cases.push_back(result("k", lognormal(rng, 100, 1e5, 0.02)));
+    auto check = gate::check_baseline(b, run, gate::compare(b, run));
+    CHECK_FALSE(check.comparable);
+    CHECK(check.warning ==
+          "no comparable baseline: baselines/h100.yaml is from environment 0000000000000000, "
+          "this run is from environment " +
+              run.env.fingerprint() +
+              "; nothing was compared (write a baseline on this machine, or compare against its "
+              "history)");
+    b.fingerprint = run.env.fingerprint();
+    auto ok = gate::check_baseline(b, run, gate::compare(b, run));
+    CHECK(ok.comparable);
+    CHECK(ok.warning.empty());
+  }
+  TEST_CASE("no case of the run in the baseline (empty history): not comparable, says why") {
+    gate::Baseline b;
+    b.path = "history of main";
+    core::Run run;
+    run.env.fields = {{"device.name", "cpu"}};
+    b.fingerprint = run.env.fingerprint();
+    b.notes["k"] = "0 earlier run(s) of this case on main in this environment; 5 needed";
+    run.cases.push_back(result("k", {1, 2, 3, 4, 5, 6}));
+    auto check = gate::check_baseline(b, run, gate::compare(b, run));
+    CHECK_FALSE(check.comparable);
+    CHECK(check.warning ==
+          "no comparable baseline: none of this run's 1 completed case(s) has an entry in "
+          "history of main for environment " +
+              run.env.fingerprint() +
+              " (0 earlier run(s) of this case on main in this environment; 5 needed); nothing "
+              "was compared");
+  }
+  TEST_CASE("a baseline without a fingerprint is compared, with a warning") {
+    gate::Baseline b;
+    b.path = "b.yaml";
+    b.cases["k"] = base_case({1, 2, 3, 4, 5, 6});
+    core::Run run;
+    run.env.fields = {{"device.name", "cpu"}};
+    run.cases.push_back(result("k", {1, 2, 3, 4, 5, 6}));
+    auto check = gate::check_baseline(b, run, gate::compare(b, run));
+    CHECK(check.comparable);
+    CHECK(check.warning.rfind("b.yaml records no environment fingerprint", 0) == 0);
   }
 }

@@ -69,4 +69,57 @@ TEST_SUITE("stats::hodges_lehmann") {
     CHECK(est.ci.high - est.ci.low < 0.01);
     CHECK(est.ci.level == doctest::Approx(0.95).epsilon(0.01));
   }
+  TEST_CASE("one sample: R's wilcox.test(conf.int = TRUE) example, estimate and exact interval") {
+    // (x - y) of R's example: (pseudo)median 0.46, 95% interval 0.010 to 0.786 (the 6th and
+    // 40th of 45 Walsh averages; coverage 1 - 2 P(V <= 5) = 1 - 2 * 10/512).
+    const std::vector<double> d = {0.952, -0.147, 1.022, 0.430, 0.620, 0.590, 0.490, -0.080, 0.010};
+    auto est = stats::hodges_lehmann_one_sample(d, 0.95);
+    CHECK(est.shift == doctest::Approx(0.46).epsilon(1e-12));
+    CHECK(est.ci.low == doctest::Approx(0.010).epsilon(1e-12));
+    CHECK(est.ci.high == doctest::Approx(0.786).epsilon(1e-12));
+    CHECK(est.ci.level == doctest::Approx(1 - 20.0 / 512).epsilon(1e-12));
+    // 99%: the 2nd and 44th averages, coverage 1 - 2/256.
+    auto wide = stats::hodges_lehmann_one_sample(d, 0.99);
+    CHECK(wide.ci.low == doctest::Approx(-0.1135).epsilon(1e-12));
+    CHECK(wide.ci.high == doctest::Approx(0.987).epsilon(1e-12));
+    CHECK(wide.ci.level == doctest::Approx(1 - 2.0 / 256).epsilon(1e-12));
+  }
+  TEST_CASE(
+      "one sample: a second exact example, n = 12, derived by enumerating 4096 sign patterns") {
+    const std::vector<double> d = {-0.31, 0.52, 1.07,  -0.12, 0.88, 0.25,
+                                   1.41,  0.63, -0.05, 0.77,  0.94, 0.19};
+    auto est = stats::hodges_lehmann_one_sample(d, 0.99);
+    CHECK(est.shift == doctest::Approx(0.515).epsilon(1e-12));
+    CHECK(est.ci.low == doctest::Approx(-0.03).epsilon(1e-12));
+    CHECK(est.ci.high == doctest::Approx(1.005).epsilon(1e-12));
+    CHECK(est.ci.level == doctest::Approx(0.99072265625).epsilon(1e-12));
+  }
+  TEST_CASE("one sample: too few values for the level give [min, max] and the true coverage") {
+    // n = 5 at 99%: even [min, max] covers only 1 - 2/32.
+    auto est = stats::hodges_lehmann_one_sample(std::vector<double>{4, 1, 3, 2, 5}, 0.99);
+    CHECK(est.shift == 3);
+    CHECK(est.ci.low == 1);
+    CHECK(est.ci.high == 5);
+    CHECK(est.ci.level == 1 - 2.0 / 32);
+    CHECK(std::isnan(stats::hodges_lehmann_one_sample(std::vector<double>{}).shift));
+  }
+  TEST_CASE("one sample: the interval covers the true center at its level, exact and normal") {
+    stats::Rng rng(31);
+    for (int n : {20, 70}) {
+      int covered = 0, trials = 2000;
+      double level = 0;
+      for (int t = 0; t < trials; ++t) {
+        std::vector<double> d;
+        for (int i = 0; i < n; ++i) d.push_back(0.3 + rng.normal());
+        auto est = stats::hodges_lehmann_one_sample(d, 0.95);
+        covered += est.ci.contains(0.3);
+        level = est.ci.level;
+      }
+      CAPTURE(n);
+      CHECK(level >= 0.95);
+      CHECK(level < 0.96);
+      CHECK(covered > 0.935 * trials);
+      CHECK(covered < 0.97 * trials);
+    }
+  }
 }
