@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/verdict_output.h"
 #include "harness/gate/annotations.h"
 #include "harness/gate/baseline.h"
 #include "harness/gate/compare.h"
@@ -34,6 +35,7 @@ struct CompareArgs {
   std::string db, run = "latest", baseline, tolerance, markdown, json;
   gate::HistoryOptions history;
   bool strict = false, accept_from_commit = false, no_record = false;
+  std::string pair;
 };
 
 // "5%" or a fraction like 0.05, through the scenario language's own number parsers.
@@ -101,6 +103,18 @@ int compare(const CompareArgs& a) {
   const bool record = !a.no_record && writable(a.db);
   store::Database db = store::Database::open(
       a.db, record ? store::Database::Mode::read_write : store::Database::Mode::read_only);
+  if (!a.pair.empty()) {
+    PairJudgement j;
+    j.options = opts;
+    j.markdown = a.markdown;
+    j.json = a.json;
+    j.accept_from_commit = a.accept_from_commit;
+    j.record = record;
+    return judge_pair(db, a.pair, j);
+  }
+  if (a.baseline.empty())
+    throw util::InputError(util::Diagnostic{
+        "--baseline", 0, 0, "give --baseline FILE or --baseline history, or --pair for an A/B"});
   std::optional<core::Run> run = db.load_run(a.run);
   if (!run)
     throw util::InputError(
@@ -206,8 +220,10 @@ Action setup_compare(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--baseline", a->baseline,
                  "Baseline file (baselines/<hardware>.yaml), or `history`: earlier runs of the "
-                 "baseline branch in the same environment")
-      ->required();
+                 "baseline branch in the same environment");
+  sub.add_option("--pair", a->pair,
+                 "Judge a stored A/B again (attnprof ab's pair id, a prefix, or latest) instead "
+                 "of a run against a baseline");
   sub.add_option("--baseline-branch", a->history.branch,
                  "With --baseline history: the branch whose runs are the baseline")
       ->capture_default_str();

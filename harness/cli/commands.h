@@ -30,6 +30,7 @@ Action setup_prune(CLI::App&);
 Action setup_export(CLI::App&);
 Action setup_import(CLI::App&);
 Action setup_annotate(CLI::App&);
+Action setup_ab(CLI::App&);
 
 // History filters as typed, shared by history, trend, changes and export (cmd_history.cpp).
 struct HistoryFilterText {
@@ -43,6 +44,7 @@ store::Format parse_format_option(const std::string& text);
 inline std::span<const Command> commands() {
   static const Command table[] = {
       {"run", "Run scenarios, check and measure each case, store the run", setup_run},
+      {"ab", "Measure a base and a head build interleaved; exit 1 on a regression", setup_ab},
       {"compare", "Compare a run against a baseline; exit 1 on a regression", setup_compare},
       {"baseline", "Write or refresh a baseline file from a stored run", setup_baseline},
       {"annotate", "Record accept, reset or ignore decisions that compare honours", setup_annotate},

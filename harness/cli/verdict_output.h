@@ -32,6 +32,19 @@ struct VerdictOutput {
 int emit_verdicts(std::vector<gate::CaseVerdict>& verdicts, const gate::Options& options,
                   const VerdictOutput& out);
 
+// Judges a stored A/B (attnprof ab's two runs and their rounds) and reports it through
+// emit_verdicts, with the per-op diff of every regression and improvement: what `ab` does at its
+// end and `compare --pair` does again later (another tolerance, new annotations).
+struct PairJudgement {
+  gate::Options options;
+  std::string markdown, json;
+  bool accept_from_commit = false;
+  bool record = true;
+  int diff_rows = 8;
+  nlohmann::json json_extra;
+};
+int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& judgement);
+
 // "5%" or a fraction like 0.05, through the scenario language's own number parsers.
 double parse_tolerance(const std::string& text);
 

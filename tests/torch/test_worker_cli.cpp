@@ -160,10 +160,18 @@ TEST_SUITE("cli.worker") {
     INFO(slow.out);
     CHECK(slow.rc == 1);
     CHECK(slow.out.find("1 regression") != std::string::npos);
-    CHECK(slow.out.find("what moved in w/a/") != std::string::npos);
+    CHECK(slow.out.find("what moved in tiny/prefill/b1-s64-fp32-none/") != std::string::npos);
     CHECK(slow.out.find("attnprof_test::attention_slow") != std::string::npos);
     CHECK(d.read("v.json").find("\"mode\": \"paired\"") != std::string::npos);
     CHECK(sh("sqlite3 '" + (d.path / "ab.db").string() +
              "' \"SELECT count(DISTINCT pair_id), count(*) FROM runs\"") == "2|4\n");
+
+    // The stored A/B judged again: the same rounds, another tolerance.
+    Result again = attnprof(d.path, "compare --db ab.db --pair latest --tolerance 60%");
+    INFO(again.out);
+    CHECK(again.rc == 0);
+    CHECK(again.out.find("1 unchanged") != std::string::npos);
+    CHECK(attnprof(d.path, "compare --db ab.db --pair latest").rc == 1);
+    CHECK(attnprof(d.path, "compare --db ab.db --pair nope").rc == 2);
   }
 }

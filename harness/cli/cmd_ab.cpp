@@ -1,0 +1,322 @@
+// attnprof ab --base PATH [--head PATH] [scenarios...]: the paired gate. Two workers (the merge
+// base's build and the pull request's, or one build with two settings or two plugin versions)
+// measure every case interleaved, in rounds, so both see the same machine (harness/ab/driver.h
+// says why and how); the verdicts come from the per-round ratios (harness/gate/paired.h), with
+// the tolerances, annotations, Perf-Accept trailers, reports and exit codes of `compare`. For
+// every regression and improvement, the diff of the two sides' cost matrices says which op moved.
+// Both sides are stored as runs linked by one pair id, with every round, so `attnprof compare
+// --pair` can judge them again.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "harness/ab/driver.h"
+#include "harness/cli/commands.h"
+#include "harness/cli/run_metadata.h"
+#include "harness/cli/verdict_output.h"
+#include "harness/costmatrix/diff.h"
+#include "harness/env/environment.h"
+#include "harness/gate/paired.h"
+#include "harness/gate/timing_mode.h"
+#include "harness/store/database.h"
+#include "harness/util/error.h"
+#include "harness/util/format.h"
+#include "harness/worker/supervisor.h"
+
+namespace attnprof::cli {
+namespace {
+
+struct AbArgs {
+  std::string base, head;
+  std::vector<std::string> base_args, head_args;
+  std::vector<std::string> files, case_globs;
+  std::string shard, db, tolerance, markdown, json;
+  bool strict = false, no_trace = false, accept_from_commit = false;
+  double batch_ms = 25, case_timeout_s = 0, budget_scale = 1;
+  int max_rounds = 128, diff_rows = 8;
+  std::string base_commit;
+  RunMetadata meta;
+};
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<gate::PairedRound> paired_rounds(const std::vector<store::AbRound>& rounds) {
+  std::vector<gate::PairedRound> out;
+  out.reserve(rounds.size());
+  for (const auto& r : rounds) out.push_back({r.base_ns, r.head_ns, !r.base_first});
+  return out;
+}
+
+gate::PairedSide side_of(const core::CaseResult& r) {
+  return {r.status, r.message, r.status == core::CaseStatus::ok ? gate::timing_mode(r) : ""};
+}
+
+double tolerance_of(const core::Case& c, const gate::Options& o) {
+  if (o.tolerance) return *o.tolerance;
+  return c.gate.tolerance > 0 ? c.gate.tolerance : o.default_tolerance;
+}
+
+std::string one_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
+
+// A stored A/B as the gate's input: one PairedCase per case either run has.
+std::vector<gate::PairedCase> paired_cases(const core::Run& base, const core::Run& head,
+                                           const std::vector<store::AbRound>& rounds) {
+  std::vector<gate::PairedCase> out;
+  std::map<std::string, std::size_t> at;
+  auto add = [&](const core::CaseResult& r, bool is_head) {
+    auto [it, fresh] = at.try_emplace(r.spec.key, out.size());
+    if (fresh) out.push_back({r.spec.key, r.spec.gate.tolerance, std::nullopt, std::nullopt, {}});
+    (is_head ? out[it->second].head : out[it->second].base) = side_of(r);
+  };
+  for (const auto& r : head.cases) add(r, true);
+  for (const auto& r : base.cases) add(r, false);
+  for (const auto& r : rounds)
+    if (auto it = at.find(r.case_key); it != at.end())
+      out[it->second].rounds.push_back({r.base_ns, r.head_ns, !r.base_first});
+  return out;
+}
+
+}  // namespace
+
+int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& j) {
+  auto pair = db.find_pair(ref);
+  if (!pair)
+    throw util::InputError(util::Diagnostic{
+        "--pair", 0, 0, fmt::format("no A/B pair \"{}\" in {}", ref, db.path())});
+  std::optional<core::Run> base = db.load_run(pair->first.id), head = db.load_run(pair->second.id);
+  if (!base || !head)
+    throw util::EnvironmentError(fmt::format("{}: A/B pair {} lost a run", db.path(), ref));
+  const std::string pair_id = head->pair_id;
+  if (head->status != "complete" || base->status != "complete")
+    fmt::print(stderr, "attnprof: warning: A/B pair {} is incomplete (killed before its end): "
+               "judging the cases it finished\n", pair_id.substr(0, 8));
+  std::vector<gate::CaseVerdict> verdicts =
+      gate::compare_paired(paired_cases(*base, *head, db.rounds(pair_id)), j.options);
+
+  // What moved, for every regression and improvement.
+  std::vector<std::string> md_notes;
+  std::string moved;
+  for (const auto& v : verdicts) {
+    if (v.verdict != gate::Verdict::regression && v.verdict != gate::Verdict::improvement)
+      continue;
+    const core::CaseResult *b = nullptr, *h = nullptr;
+    for (const auto& r : base->cases)
+      if (r.spec.key == v.key) b = &r;
+    for (const auto& r : head->cases)
+      if (r.spec.key == v.key) h = &r;
+    if (!b || !h) continue;
+    const auto rows = costmatrix::diff(b->cost, h->cost);
+    if (rows.empty()) continue;
+    moved += fmt::format("\nwhat moved in {} ({}, {:.3f}x):\n{}", v.key,
+                         gate::to_string(v.verdict), v.ratio,
+                         costmatrix::render_diff(rows, j.diff_rows));
+    md_notes.push_back(fmt::format("<details><summary>What moved in <code>{}</code> ({}, "
+                                   "{:.3f}x)</summary>\n\n{}\n</details>",
+                                   v.key, gate::to_string(v.verdict), v.ratio,
+                                   costmatrix::render_diff_markdown(rows, j.diff_rows)));
+  }
+
+  VerdictOutput out;
+  out.db = &db;
+  out.record = j.record;
+  out.run = &*head;
+  out.baseline_text = fmt::format("A/B pair {} (base run {})", pair_id.substr(0, 8),
+                                  base->id.substr(0, 8));
+  out.baseline_label = "ab:" + pair_id;
+  out.markdown_path = j.markdown;
+  out.json_path = j.json;
+  out.accept_from_commit = j.accept_from_commit;
+  out.md_notes = md_notes;
+  out.json_extra = {{"pair_id", pair_id},
+                    {"base_run", base->id},
+                    {"head_run", head->id},
+                    {"mode", "paired"}};
+  if (j.json_extra.is_object()) out.json_extra.update(j.json_extra);
+  const int code = emit_verdicts(verdicts, j.options, out);
+  if (!moved.empty()) fmt::print("{}", moved);
+  return code;
+}
+
+namespace {
+
+int ab(const AbArgs& a) {
+  gate::Options opts;
+  if (!a.tolerance.empty()) opts.tolerance = parse_tolerance(a.tolerance);
+  opts.strict = a.strict;
+  if (a.batch_ms <= 0)
+    throw util::InputError(util::Diagnostic{"--batch-ms", 0, 0, "must be positive"});
+  if (a.max_rounds < gate::min_rounds(opts.confidence))
+    throw util::InputError(util::Diagnostic{
+        "--max-rounds", 0, 0,
+        fmt::format("at least {} rounds are needed for a {:.0f}% interval",
+                    gate::min_rounds(opts.confidence), opts.confidence * 100)});
+
+  worker::Supervisor base(worker::Spawn{worker::resolve_worker(a.base, "--base"), a.base_args,
+                                        "base"});
+  worker::Supervisor head(worker::Spawn{a.head.empty() ? worker::default_worker()
+                                                       : worker::resolve_worker(a.head, "--head"),
+                                        a.head_args, "head"});
+  const worker::Described& bd = base.described();
+  const worker::Described& hd = head.described();
+  // A kernel either side knows is a case: one the base lacks is new, one the head lacks missing.
+  std::vector<std::string> kernels = hd.kernels;
+  for (const auto& k : bd.kernels)
+    if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
+  std::vector<core::Case> cases = load_cases(a.files, kernels, a.shard, a.case_globs);
+  worker::Described both = hd;
+  both.plugins.insert(both.plugins.end(), bd.plugins.begin(), bd.plugins.end());
+  check_plugin_ops(cases, both);
+  auto knows = [](const worker::Described& d, const core::Case& c) {
+    if (c.kernel.starts_with("op:")) {
+      for (const auto& p : d.plugins)
+        if (std::find(p.ops.begin(), p.ops.end(), c.kernel.substr(3)) != p.ops.end()) return true;
+      return false;
+    }
+    return std::find(d.kernels.begin(), d.kernels.end(), c.kernel) != d.kernels.end();
+  };
+
+  store::Database db = store::Database::open(a.db);
+  const std::string pair_id = store::new_run_id();
+  core::Run head_run, base_run;
+  a.meta.fill(head_run);
+  head_run.started_ns = now_ns();
+  head_run.pair_id = pair_id;
+  head_run.side = "head";
+  head_run.env = env::fingerprint_for(hd.env, cases.front().hardware.device,
+                                      cases.front().hardware.clock_policy);
+  base_run = head_run;
+  base_run.side = "base";
+  base_run.git_commit = a.base_commit;
+  base_run.env = env::fingerprint_for(bd.env, cases.front().hardware.device,
+                                      cases.front().hardware.clock_policy);
+  head_run.id = db.begin_run(head_run);
+  base_run.id = db.begin_run(base_run);
+  if (base_run.env.fingerprint() != head_run.env.fingerprint())
+    fmt::print(stderr,
+               "attnprof: warning: base and head describe different environments ({} vs {}): "
+               "their LibTorch or CUDA versions differ; that difference is part of what is "
+               "measured\n",
+               base_run.env.fingerprint().substr(0, 12), head_run.env.fingerprint().substr(0, 12));
+
+  ab::Options ao;
+  ao.batch_ms = a.batch_ms;
+  ao.max_rounds = a.max_rounds;
+  ao.budget_scale = a.budget_scale;
+  ao.timeout_s = a.case_timeout_s;
+  ao.trace = !a.no_trace;
+  const gate::StopRule rule{a.max_rounds, opts.confidence};
+  ao.decided = [&](const std::vector<store::AbRound>& rounds, const core::Case& c) {
+    const auto pr = paired_rounds(rounds);
+    return gate::check_stop(pr, tolerance_of(c, opts), rule).decided;
+  };
+
+  fmt::print("attnprof ab: {} case(s); base {}, head {}\n", cases.size(),
+             base.spawn().executable, head.spawn().executable);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const core::Case& c = cases[i];
+    fmt::print("[{}/{}] {} ... ", i + 1, cases.size(), c.key);
+    std::fflush(stdout);
+    const bool in_base = knows(bd, c), in_head = knows(hd, c);
+    const auto timeout = worker::case_timeout(c, a.case_timeout_s);
+    if (in_base && in_head) {
+      ab::CaseOutcome out = ab::run_case(base, head, c, ao);
+      db.write_case(base_run.id, out.base);
+      db.write_case(head_run.id, out.head);
+      db.write_rounds(pair_id, out.rounds);
+      if (out.base.status == core::CaseStatus::ok && out.head.status == core::CaseStatus::ok) {
+        const auto chk = gate::check_stop(paired_rounds(out.rounds), tolerance_of(c, opts),
+                                          gate::StopRule{static_cast<int>(out.rounds.size()),
+                                                         opts.confidence});
+        fmt::print("{:.3f}x ({} rounds, {})\n", chk.ratio, out.rounds.size(), out.stop_reason);
+      } else {
+        const core::CaseResult& bad = out.head.status != core::CaseStatus::ok ? out.head : out.base;
+        fmt::print("{} {}: {}\n", &bad == &out.head ? "head" : "base",
+                   core::to_string(bad.status), one_line(bad.message));
+      }
+    } else {
+      // Only one side has this kernel: run it there alone, for the record.
+      worker::Supervisor& only = in_head ? head : base;
+      core::CaseResult r = only.run_case(c, !a.no_trace, timeout);
+      db.write_case(in_head ? head_run.id : base_run.id, r);
+      fmt::print("{} only ({})\n", in_head ? "head" : "base", core::to_string(r.status));
+    }
+    for (const auto& l : base.take_stderr()) fmt::print(stderr, "  base: {}\n", l);
+    for (const auto& l : head.take_stderr()) fmt::print(stderr, "  head: {}\n", l);
+    std::fflush(stdout);
+  }
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  for (core::Run* run : {&base_run, &head_run}) db.finish_run(run->id, now_ns(), run->env);
+  // Judged from what was stored, the way `attnprof compare --pair` judges it again.
+
+  PairJudgement j;
+  j.options = opts;
+  j.markdown = a.markdown;
+  j.json = a.json;
+  j.accept_from_commit = a.accept_from_commit;
+  j.diff_rows = a.diff_rows;
+  j.json_extra = {{"wall_s", wall_s}};
+  const int code = judge_pair(db, pair_id, j);
+  fmt::print("\nA/B pair {} stored in {} (base run {}, head run {}); {:.1f} s\n", pair_id, a.db,
+             base_run.id, head_run.id, wall_s);
+  return code;
+}
+
+}  // namespace
+
+Action setup_ab(CLI::App& sub) {
+  auto a = std::make_shared<AbArgs>();
+  sub.add_option("scenarios", a->files, "Scenario files (default: the embedded smoke suite)");
+  sub.add_option("--base", a->base,
+                 "The base side: an attnprof-worker executable, or the build folder holding one "
+                 "(e.g. the merge base's build)")
+      ->required();
+  sub.add_option("--head", a->head,
+                 "The head side, likewise (default: the worker beside this attnprof)");
+  sub.add_option("--base-arg", a->base_args,
+                 "An argument for the base worker, e.g. --base-arg=--threads=1 or "
+                 "--base-arg=--plugin=old.so (repeatable)");
+  sub.add_option("--head-arg", a->head_args, "An argument for the head worker (repeatable)");
+  add_db_option(sub, a->db);
+  sub.add_option("--case", a->case_globs, "Only cases whose key matches this glob (repeatable)");
+  sub.add_option("--shard", a->shard, "Only CI shard i of n (e.g. 2/4)");
+  sub.add_option("--tolerance", a->tolerance,
+                 "Tolerance for every case, e.g. 5% (default: each case's own, else 5%)");
+  sub.add_flag("--strict", a->strict, "Fail on inconclusive verdicts too");
+  sub.add_flag("--accept-from-commit-message", a->accept_from_commit,
+               "Accept regressions named by `Perf-Accept: <glob> <reason>` trailers of the "
+               "commit(s) under test (git log)");
+  sub.add_option("--markdown", a->markdown, "Also write the markdown report to this file");
+  sub.add_option("--json", a->json, "Also write the verdicts as JSON to this file");
+  sub.add_option("--batch-ms", a->batch_ms, "Work per side per round, in ms")
+      ->capture_default_str();
+  sub.add_option("--max-rounds", a->max_rounds, "Rounds per case at most")->capture_default_str();
+  sub.add_option("--budget-scale", a->budget_scale,
+                 "Scale each case's time budget (measure.time_budget) for its rounds")
+      ->capture_default_str();
+  sub.add_flag("--no-trace", a->no_trace, "Skip the traced passes (no per-op diff)");
+  sub.add_option("--diff-rows", a->diff_rows, "Rows of each per-op diff to print")
+      ->capture_default_str();
+  sub.add_option("--case-timeout", a->case_timeout_s,
+                 "Seconds a worker may take for one step before it counts as hung");
+  sub.add_option("--base-commit", a->base_commit, "The base side's commit, for the record");
+  a->meta.add_options(sub);
+  return [a] { return ab(*a); };
+}
+
+}  // namespace attnprof::cli
