@@ -80,7 +80,7 @@ CaseOutcome run_case(worker::Supervisor& base, worker::Supervisor& head, const c
     if (round >= 0) {
       store::AbRound r;
       r.case_key = c.key;
-      r.round = round;
+      r.round = o.first_round + round;
       r.base_first = !head_first;
       r.base_ns = batch_median(b.samples);
       r.head_ns = batch_median(h.samples);

@@ -36,6 +36,8 @@ struct Options {
   double budget_scale = 1.0;   // the case's measure.time_budget_s times this caps its rounds
   double timeout_s = 0;        // per request; 0: worker::case_timeout
   bool trace = true;           // traced pass on both sides after the rounds
+  int first_round = 0;         // number of the first recorded round (a confirmation pass
+                               // continues the numbering of the first)
   std::uint64_t seed = 0x6162;  // the round order; mixed with the case key
   // After each recorded round: true to stop (the interval decides). The rounds so far.
   std::function<bool(const std::vector<store::AbRound>&, const core::Case&)> decided;

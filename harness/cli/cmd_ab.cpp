@@ -38,7 +38,7 @@ struct AbArgs {
   std::vector<std::string> base_args, head_args;
   std::vector<std::string> files, case_globs;
   std::string shard, db, tolerance, markdown, json;
-  bool strict = false, no_trace = false, accept_from_commit = false;
+  bool strict = false, no_trace = false, accept_from_commit = false, confirm = true;
   double batch_ms = 25, case_timeout_s = 0, budget_scale = 1;
   int max_rounds = 128, diff_rows = 8;
   std::string base_commit;
@@ -89,6 +89,11 @@ std::vector<gate::PairedCase> paired_cases(const core::Run& base, const core::Ru
   return out;
 }
 
+std::vector<gate::CaseVerdict> pair_verdicts(store::Database& db, const core::Run& base,
+                                             const core::Run& head, const gate::Options& options) {
+  return gate::compare_paired(paired_cases(base, head, db.rounds(head.pair_id)), options);
+}
+
 }  // namespace
 
 int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& j) {
@@ -103,8 +108,7 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
   if (head->status != "complete" || base->status != "complete")
     fmt::print(stderr, "attnprof: warning: A/B pair {} is incomplete (killed before its end): "
                "judging the cases it finished\n", pair_id.substr(0, 8));
-  std::vector<gate::CaseVerdict> verdicts =
-      gate::compare_paired(paired_cases(*base, *head, db.rounds(pair_id)), j.options);
+  std::vector<gate::CaseVerdict> verdicts = pair_verdicts(db, *base, *head, j.options);
 
   // What moved, for every regression and improvement.
   std::vector<std::string> md_notes;
@@ -261,6 +265,41 @@ int ab(const AbArgs& a) {
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  // Confirmation: a worker can sit in a slow state for seconds (a thread descheduled behind
+  // another tenant makes every parallel region wait a time slice), long enough to fill a case's
+  // rounds. Pairing cannot cancel what only one process suffers, so every case the rounds did
+  // not settle as unchanged is measured again later, in fresh workers, and judged on all its
+  // rounds: a real change shows in both passes, a passing state in one.
+  if (a.confirm) {
+    std::map<std::string, int> recorded;
+    for (const auto& r : db.rounds(pair_id)) recorded[r.case_key] = std::max(recorded[r.case_key], r.round + 1);
+    std::vector<const core::Case*> again;
+    const auto b = db.load_run(base_run.id), h = db.load_run(head_run.id);
+    for (const auto& v : pair_verdicts(db, *b, *h, opts))
+      if ((v.verdict == gate::Verdict::regression || v.verdict == gate::Verdict::improvement ||
+           v.verdict == gate::Verdict::inconclusive) &&
+          recorded.count(v.key))
+        for (const auto& c : cases)
+          if (c.key == v.key) again.push_back(&c);
+    if (!again.empty()) {
+      fmt::print("confirming {} case(s) in fresh workers\n", again.size());
+      base.restart();
+      head.restart();
+      for (std::size_t i = 0; i < again.size(); ++i) {
+        const core::Case& c = *again[i];
+        fmt::print("[{}/{}] {} ... ", i + 1, again.size(), c.key);
+        std::fflush(stdout);
+        ab::Options co = ao;
+        co.first_round = recorded[c.key];
+        co.trace = false;  // the first pass's cost matrices stand
+        ab::CaseOutcome out = ab::run_case(base, head, c, co);
+        db.write_rounds(pair_id, out.rounds);
+        fmt::print("{} more rounds ({})\n", out.rounds.size(), out.stop_reason);
+        for (const auto& l : base.take_stderr()) fmt::print(stderr, "  base: {}\n", l);
+        for (const auto& l : head.take_stderr()) fmt::print(stderr, "  head: {}\n", l);
+      }
+    }
+  }
   for (core::Run* run : {&base_run, &head_run}) db.finish_run(run->id, now_ns(), run->env);
   // Judged from what was stored, the way `attnprof compare --pair` judges it again.
 
@@ -310,6 +349,9 @@ Action setup_ab(CLI::App& sub) {
                  "Scale each case's time budget (measure.time_budget) for its rounds")
       ->capture_default_str();
   sub.add_flag("--no-trace", a->no_trace, "Skip the traced passes (no per-op diff)");
+  sub.add_flag("!--no-confirm", a->confirm,
+               "Do not measure unsettled cases (regression, improvement, inconclusive) again in "
+               "fresh workers before judging");
   sub.add_option("--diff-rows", a->diff_rows, "Rows of each per-op diff to print")
       ->capture_default_str();
   sub.add_option("--case-timeout", a->case_timeout_s,

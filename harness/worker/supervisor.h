@@ -59,6 +59,9 @@ class Supervisor {
   Batch batch(double batch_ns, int max_calls, std::chrono::milliseconds timeout);
   core::CaseResult finish(bool trace, std::chrono::milliseconds timeout);
 
+  // Ends the current worker; the next request starts a fresh one.
+  void restart() { retire(); }
+
   // The worker's stderr lines since the last call; none are lost when a worker is replaced.
   std::vector<std::string> take_stderr();
   // How many workers have been started (1 + replacements).
