@@ -124,7 +124,7 @@ PortableStats import_jsonl(Database& db, std::istream& in, const std::string& so
     json j;
     try {
       j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
       throw bad(fmt::format("not JSON ({})", e.what()));
     }
     if (line == 1) {
