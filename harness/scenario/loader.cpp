@@ -11,8 +11,10 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
+#include <unordered_map>
 
 #include "harness/scenario/diags.h"
 #include "harness/scenario/models.h"
@@ -48,15 +50,22 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
   return a;
 }
 
-bool read_text(const std::string& path, std::string& out) {
+// A scenario is a few kilobytes; a file far larger is a wrong path (a dataset, a log) that would
+// only cost memory to parse.
+constexpr std::uintmax_t max_file_bytes = 16u << 20;
+
+// Reads a scenario file into `out`; on failure returns why ("cannot open file", ...).
+std::optional<std::string> read_text(const std::string& path, std::string& out) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return false;
+  if (!fs::is_regular_file(path, ec)) return "cannot open file";
+  if (fs::file_size(path, ec) > max_file_bytes)
+    return fmt::format("larger than {} MiB: not a scenario", max_file_bytes >> 20);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
+  if (!in) return "cannot open file";
   std::ostringstream ss;
   ss << in.rdbuf();
   out = ss.str();
-  return true;
+  return std::nullopt;
 }
 
 bool is_glob(std::string_view s) {
@@ -76,14 +85,103 @@ struct AliasRef {
   core::SourceLoc loc;
 };
 
+using Axes = std::vector<std::pair<std::string, std::vector<const Node*>>>;
+
+// Two values of an axis that are equal as values ("128" and "0128" as numbers) share this.
+std::string value_identity(const std::string& s) {
+  if (auto v = parse_number(s)) return fmt::format("#{}", *v == 0 ? 0.0 : *v);
+  return "$" + s;
+}
+
+// exclude: entries as sets of axis positions, so that a case is tested only against the
+// entries that can match it. Each entry is filed under the condition that matches the fewest
+// values (its pivot); a case looks up the entries filed under its own values. A 20,000-value
+// axis with an entry per value then costs one test per case instead of 20,000.
+class ExcludeIndex {
+ public:
+  ExcludeIndex(const Axes& axes, const std::vector<const Node*>& excludes)
+      : m_conds(excludes.size()), m_filed(axes.size()) {
+    std::map<std::string, std::size_t> axis_of;
+    std::vector<std::unordered_map<std::string, std::vector<std::size_t>>> by_value(axes.size());
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      axis_of[axes[a].first] = a;
+      m_filed[a].resize(axes[a].second.size());
+      for (std::size_t i = 0; i < axes[a].second.size(); ++i)
+        by_value[a][value_identity(axes[a].second[i]->scalar)].push_back(i);
+    }
+    for (std::size_t e = 0; e < excludes.size(); ++e) {
+      std::vector<Cond>& conds = m_conds[e];
+      for (const auto& cond : excludes[e]->items) {
+        auto ax = axis_of.find(cond.key);
+        std::vector<const Node*> wanted;
+        if (cond.is_scalar()) wanted.push_back(&cond);
+        if (cond.is_seq())
+          for (const auto& w : cond.items)
+            if (w.is_scalar()) wanted.push_back(&w);
+        Cond c{ax == axis_of.end() ? 0 : ax->second, {}};
+        if (ax != axis_of.end()) {
+          const auto& values = axes[c.axis].second;
+          for (const Node* w : wanted) {
+            if (cond.key == "kernels") {  // globs: test each kernel of the axis
+              for (std::size_t i = 0; i < values.size(); ++i)
+                if (fnmatch(w->scalar.c_str(), values[i]->scalar.c_str(), 0) == 0)
+                  c.positions.push_back(i);
+            } else if (auto it = by_value[c.axis].find(value_identity(w->scalar));
+                       it != by_value[c.axis].end()) {
+              c.positions.insert(c.positions.end(), it->second.begin(), it->second.end());
+            }
+          }
+        }
+        std::sort(c.positions.begin(), c.positions.end());
+        c.positions.erase(std::unique(c.positions.begin(), c.positions.end()), c.positions.end());
+        if (c.positions.empty()) {  // a condition nothing meets: the entry matches no case
+          conds.clear();
+          break;
+        }
+        conds.push_back(std::move(c));
+      }
+      if (conds.empty()) continue;
+      const Cond& pivot = *std::min_element(conds.begin(), conds.end(), [](auto& x, auto& y) {
+        return x.positions.size() < y.positions.size();
+      });
+      for (std::size_t i : pivot.positions) m_filed[pivot.axis][i].push_back(e);
+    }
+  }
+
+  // Whether the case at axis positions `idx` is excluded; marks every entry that matches it as
+  // used and counts the entries it tested in `checks`.
+  bool exclude(const std::vector<std::size_t>& idx, std::vector<bool>& used,
+               std::size_t& checks) const {
+    bool excluded = false;
+    for (std::size_t a = 0; a < m_filed.size(); ++a) {
+      for (std::size_t e : m_filed[a][idx[a]]) {
+        ++checks;
+        bool all = true;
+        for (const Cond& c : m_conds[e])
+          all = all && std::binary_search(c.positions.begin(), c.positions.end(), idx[c.axis]);
+        if (all) excluded = used[e] = true;
+      }
+    }
+    return excluded;
+  }
+
+ private:
+  struct Cond {
+    std::size_t axis;
+    std::vector<std::size_t> positions;  // sorted positions of the axis's values it matches
+  };
+  std::vector<std::vector<Cond>> m_conds;                      // per entry; empty: matches nothing
+  std::vector<std::vector<std::vector<std::size_t>>> m_filed;  // axis -> position -> entries
+};
+
 class Loader {
  public:
   explicit Loader(const LoadOptions& opts) : m_opts(opts) {}
 
   void add_file(const std::string& path) {
     std::string text;
-    if (!read_text(path, text)) {
-      m_diags.error({path, 0, 0}, "cannot open file");
+    if (auto why = read_text(path, text)) {
+      m_diags.error({path, 0, 0}, *why);
       return;
     }
     add_text(text, path);
@@ -102,7 +200,7 @@ class Loader {
     check_unique_keys();
     m_diags.sort();
     if (!m_diags.empty()) m_diags.raise();
-    return Suite{std::move(m_cases), std::move(files)};
+    return Suite{std::move(m_cases), std::move(files), m_exclude_checks};
   }
 
  private:
@@ -111,6 +209,8 @@ class Loader {
   std::vector<core::Case> m_cases;
   std::vector<AliasRef> m_aliases;
   std::deque<Node> m_synthetic;  // kernel names expanded from globs; stable addresses
+  std::size_t m_exclude_checks = 0;
+  std::map<std::string, std::optional<std::pair<int, int>>> m_masks;  // path -> rows, cols
 
   static std::string canonical(const std::string& path) {
     std::error_code ec;
@@ -148,8 +248,8 @@ class Loader {
         continue;
       }
       std::string text;
-      if (!read_text(path, text)) {
-        m_diags.error(b->loc, fmt::format("extends: {}: cannot open file", path));
+      if (auto why = read_text(path, text)) {
+        m_diags.error(b->loc, fmt::format("extends: {}: {}", path, *why));
         continue;
       }
       std::size_t before = m_diags.count();
@@ -269,14 +369,6 @@ class Loader {
 
   // --- the matrix ---------------------------------------------------------------------------
 
-  // Equal as values: "128" and "0128" as numbers, kernels by glob.
-  static bool same_value(const std::string& key, const Node& chosen, const Node& wanted) {
-    if (key == "kernels") return fnmatch(wanted.scalar.c_str(), chosen.scalar.c_str(), 0) == 0;
-    if (chosen.scalar == wanted.scalar) return true;
-    auto a = parse_number(chosen.scalar), b = parse_number(wanted.scalar);
-    return a && b && *a == *b;
-  }
-
   std::vector<const Node*> expand_kernels(const Node& n) {
     std::vector<const Node*> out;
     std::vector<std::string> seen;
@@ -332,7 +424,7 @@ class Loader {
     if (const Node* n = eff.find("measure")) ms = read_measure(*n, d);
     if (const Node* n = eff.find("gate")) gs = read_gate(*n, d);
 
-    std::vector<std::pair<std::string, std::vector<const Node*>>> axes;
+    Axes axes;
     for (const auto& key : axis_keys) {
       const Node* n = eff.find(key);
       if (!n) continue;
@@ -357,32 +449,15 @@ class Loader {
       }
     }
 
+    const ExcludeIndex index(axes, excludes);
     std::vector<bool> exclude_used(excludes.size(), false);
     std::vector<std::size_t> idx(axes.size(), 0);
     std::map<std::string, const Node*> chosen;
     for (std::size_t n = 0; n < total; ++n) {
       chosen.clear();
       for (std::size_t a = 0; a < axes.size(); ++a) chosen[axes[a].first] = axes[a].second[idx[a]];
-      bool excluded = false;
-      for (std::size_t e = 0; e < excludes.size() && !excluded; ++e) {
-        bool all = true;
-        for (const auto& cond : excludes[e]->items) {
-          auto it = chosen.find(cond.key);
-          bool any = false;
-          if (it != chosen.end()) {
-            std::vector<const Node*> wanted;
-            if (cond.is_scalar())
-              wanted.push_back(&cond);
-            else if (cond.is_seq())
-              for (const auto& w : cond.items)
-                if (w.is_scalar()) wanted.push_back(&w);
-            for (const Node* w : wanted) any = any || same_value(cond.key, *it->second, *w);
-          }
-          all = all && any;
-        }
-        if (all && !excludes[e]->items.empty()) excluded = exclude_used[e] = true;
-      }
-      if (!excluded) build_case(ctx, workload, eff, chosen, hw, ms, gs, loc);
+      if (!index.exclude(idx, exclude_used, m_exclude_checks))
+        build_case(ctx, workload, eff, chosen, hw, ms, gs, loc);
       // Odometer: the last axis varies fastest.
       for (std::size_t a = axes.size(); a-- > 0;) {
         if (++idx[a] < axes[a].second.size()) break;
@@ -619,9 +694,31 @@ class Loader {
                   fmt::format("mask_file: {}: cannot open file", p.lexically_normal().string()));
         else
           c.mask_file = fs::absolute(p, ec).lexically_normal().string();
+        if (!c.mask_file.empty()) check_mask_file(*f, c);
       }
     }
     (void)ctx;
+  }
+
+  // The file's own problems are reported once, at the file; a shape that does not fit a case,
+  // at the mask_file: key, once per distinct shape.
+  void check_mask_file(const Node& key, const core::Case& c) {
+    auto [it, fresh] = m_masks.try_emplace(c.mask_file);
+    if (fresh) {
+      try {
+        MaskFile m = read_mask_file(c.mask_file);
+        it->second = {m.rows, m.cols};
+      } catch (const util::InputError& e) {
+        for (const auto& diag : e.diagnostics())
+          m_diags.error({diag.file, diag.line, diag.col}, diag.message);
+      }
+    }
+    if (!it->second) return;  // reported
+    auto [rows, cols] = *it->second;
+    if (rows != c.q_len || cols != c.kv_len)
+      m_diags.error(key.loc, fmt::format("mask_file {} has {} rows of {} values; this case needs "
+                                         "q_len x kv_len = {} x {}",
+                                         key.scalar, rows, cols, c.q_len, c.kv_len));
   }
 
   // aliases: {current key: earlier key or [keys]}; "prefix/*": "old-prefix/*" renames many.

@@ -22,6 +22,9 @@ struct LoadOptions {
 struct Suite {
   std::vector<core::Case> cases;   // in file order, then workload order, then matrix order
   std::vector<std::string> files;  // the files given (not the ones they extend)
+  // (case, exclude entry) pairs tested while expanding: exclude: stays near-linear in the size
+  // of the matrix and the number of entries, and tests hold it to that through this count.
+  std::size_t exclude_checks = 0;
 };
 
 // Loads, validates and expands; throws util::InputError carrying ALL diagnostics
@@ -44,6 +47,17 @@ std::pair<int, int> parse_shard(std::string_view);
 double expected_cost(const core::Case&);
 // FLOPs of one call of the case at its level (attention alone, block or whole layer).
 double case_flops(const core::Case&);
+
+// A custom additive mask (mask: custom, mask_file:): `rows` lines of `cols` whitespace-separated
+// floats, "-inf" allowed, added to the scores of every batch and head; row i is query i.
+struct MaskFile {
+  int rows = 0, cols = 0;
+  std::vector<float> values;  // row-major
+};
+// Reads and checks a mask file: every row as long as the first, every value finite or -inf.
+// Throws util::InputError naming path:line:col of each problem. load() calls it for every case
+// with mask custom and checks rows x cols against q_len x kv_len.
+MaskFile read_mask_file(const std::string& path);
 
 // The built-in smoke suite (scenarios/smoke.yaml, embedded at build time), so `attnprof run`
 // with no file works from any directory. Load it with load_text(text, smoke_suite_name()).

@@ -33,8 +33,10 @@ struct Node {
 const char* describe(const Node&);
 
 // Parses YAML text. A syntax error becomes a diagnostic at its file:line:col and the result is
-// a null node. Duplicate keys in a mapping are errors (yaml-cpp keeps both silently). Alias
-// expansion is capped so that a "billion laughs" document is an error, not an exhausted host.
+// a null node. Duplicate keys in a mapping are errors (yaml-cpp keeps both silently). Aliases
+// are expanded (merge keys "<<: *x" included); an alias inside its own anchor, nesting deeper
+// than 64 levels, and more than 200,000 values after expansion (a "billion laughs") are errors
+// at the anchor, alias or key, never an exhausted stack or host.
 Node parse_yaml(std::string_view text, const std::string& file, Diags& diags);
 
 // `over` applied on top of `base`: mappings merge key by key (recursively); anything else in

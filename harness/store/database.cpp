@@ -1,10 +1,16 @@
 #include "harness/store/database.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+#include <exception>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -40,6 +46,11 @@ int check_version(sql::Connection& db) {
   const int v = static_cast<int>(st.int64(0));
   const std::int64_t tables = st.int64(1);
   st.reset();
+  if (v < 0)
+    throw util::EnvironmentError(fmt::format(
+        "{}: schema version {} is not one attnprof writes (they count up from 1): not an attnprof "
+        "history, or damaged; it was left untouched: pass another --db",
+        db.path(), v));
   if (v > schema::current_version)
     throw util::EnvironmentError(
         fmt::format("{}: schema version {} is newer than this attnprof supports ({}); it was left "
@@ -50,6 +61,68 @@ int check_version(sql::Connection& db) {
         "{}: a SQLite database but not an attnprof history (it has tables and no schema "
         "version); it was left untouched: pass another --db",
         db.path()));
+  return v;
+}
+
+// Table -> column names, in order.
+using Layout = std::map<std::string, std::vector<std::string>>;
+
+Layout layout_of(sql::Connection& db) {
+  sql::Statement st(db,
+                    "SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p "
+                    "WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid");
+  Layout out;
+  while (st.step()) out[st.text(0)].push_back(st.text(1));
+  return out;
+}
+
+// What schema version v looks like: the migration chain up to v, run on an empty database.
+const Layout& expected_layout(int v) {
+  static std::map<int, Layout> cache;
+  auto it = cache.find(v);
+  if (it != cache.end()) return it->second;
+  sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  for (const auto& m : schema::migrations())
+    if (m.version <= v) mem.exec(m.sql);
+  return cache.emplace(v, layout_of(mem)).first->second;
+}
+
+// Everything a command may rely on before it changes the file or reads a row: the version
+// (check_version), every page readable (quick_check: b-trees, free list, record formats; the
+// cheap half of integrity_check), and the tables and columns of that version. One read
+// transaction, so a concurrent migration cannot show a half-made history. Returns the version.
+int validate(sql::Connection& db) {
+  db.exec("BEGIN");
+  struct Rollback {
+    sql::Connection& db;
+    ~Rollback() { sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr); }
+  } end{db};
+  const int v = check_version(db);
+  if (v == 0) return v;  // a new, empty file (check_version refused one with tables)
+  {
+    sql::Statement st(db, "PRAGMA quick_check(1)");
+    const std::string first = st.step() ? st.text(0) : "no result";
+    if (first != "ok")
+      throw util::EnvironmentError(
+          sql::describe(db.path(), SQLITE_CORRUPT, "quick_check", first.c_str()));
+  }
+  const Layout have = layout_of(db);
+  for (const auto& [table, columns] : expected_layout(v)) {
+    auto it = have.find(table);
+    std::string missing;
+    if (it == have.end())
+      missing = fmt::format("has no table \"{}\"", table);
+    else
+      for (const auto& c : columns)
+        if (missing.empty() &&
+            std::find(it->second.begin(), it->second.end(), c) == it->second.end())
+          missing = fmt::format("table \"{}\" has no column \"{}\"", table, c);
+    if (!missing.empty())
+      throw util::EnvironmentError(fmt::format(
+          "{}: says schema version {} but {}: not an attnprof history, or damaged; it was left "
+          "untouched: pass another --db",
+          db.path(), v, missing));
+  }
   return v;
 }
 
@@ -76,7 +149,7 @@ void set_busy_timeout(sql::Connection& db, std::chrono::milliseconds t) {
 
 // Version check, WAL, pragmas, migrations; returns the version the file was at.
 int setup_read_write(sql::Connection& db) {
-  const int v = check_version(db);
+  const int v = validate(db);
   // WAL: readers never block the writer and a killed writer leaves only an uncommitted WAL
   // tail, which the next open discards. synchronous=NORMAL keeps that guarantee for process
   // crashes (a power cut may lose the last commits, never consistency).
@@ -98,6 +171,33 @@ const char* kRunColumns =
     "r.id, r.git_commit, r.git_branch, r.pr, r.ci_url, r.status, r.env_fingerprint, "
     "r.started_ns, r.ended_ns, (SELECT count(*) FROM cases c WHERE c.run_id = r.id), "
     "r.pair_id, r.side";
+
+// nlohmann's what() starts with "[json.exception.parse_error.101] "; a reader needs the rest.
+std::string json_reason(const json::exception& e) {
+  std::string_view w = e.what();
+  if (w.starts_with("[json.exception.")) w.remove_prefix(std::min(w.find("] ") + 2, w.size()));
+  return std::string(w);
+}
+
+// Reads a JSON column of a stored row through `read`; damage (not JSON, or not the shape the
+// column holds) names the database, table, row and column instead of a bare parse error.
+template <class Read>
+auto from_stored_json(const sql::Connection& db, std::string_view table, std::string_view row,
+                      std::string_view column, Read&& read) {
+  auto damaged = [&](std::string_view reason) {
+    return util::EnvironmentError(fmt::format(
+        "{}: table {}, {}: column {} cannot be read ({}); the history is damaged: restore it from "
+        "a backup, or export what is readable and import it into a new one",
+        db.path(), table, row, column, reason));
+  };
+  try {
+    return read();
+  } catch (const json::exception& e) {
+    throw damaged(json_reason(e));
+  } catch (const FieldError& e) {
+    throw damaged(e.diagnostics()[0].message);
+  }
+}
 
 RunInfo read_run_info(const sql::Statement& st) {
   RunInfo r;
@@ -151,52 +251,181 @@ Database Database::open(const std::string& path, Mode mode) {
   return open(path, mode, Options{});
 }
 
-Database Database::open(const std::string& path, Mode mode, Options options) {
-  if (mode == Mode::read_only) {
+namespace {
+
+// What is at a database path before attnprof opens it. Only nothing or an empty file may become
+// a new history: SQLite itself would treat a short file of anything as an empty database and
+// overwrite it, and follows a directory or a symlink loop to three different errors.
+enum class Found { nothing, empty_file, file };
+
+Found inspect(const std::string& path) {
+  auto refuse = [&](std::string why) {
+    return util::EnvironmentError(fmt::format("{}: {}", path, why));
+  };
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    struct stat link {};
+    if (err == ENOENT && lstat(path.c_str(), &link) == 0)
+      throw refuse("a symbolic link to nothing; pass the path of the database itself");
+    if (err == ENOENT) return Found::nothing;
+    if (err == ELOOP)
+      throw refuse("a loop of symbolic links; pass the path of the database itself");
+    throw refuse(fmt::format("cannot look at it ({}); check the path and its folders' permissions",
+                             std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode))
+    throw refuse(
+        fmt::format("a directory, not a database file; pass a file, such as {}/attnprof.db", path));
+  if (!S_ISREG(st.st_mode))
+    throw refuse("not a regular file (a device, FIFO or socket); pass a database file");
+  if (st.st_size == 0) return Found::empty_file;
+  unsigned char header[100] = {};
+  std::size_t got = 0;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw refuse(fmt::format("cannot read it ({}); check its permissions", std::strerror(errno)));
+    in.read(reinterpret_cast<char*>(header), sizeof header);
+    got = static_cast<std::size_t>(in.gcount());
+  }
+  static constexpr char magic[] = "SQLite format 3";  // 16 bytes with its NUL
+  if (got < sizeof magic || std::memcmp(header, magic, sizeof magic) != 0)
+    throw refuse(
+        "not an attnprof database (not even an SQLite file); it was left untouched: pass another "
+        "--db");
+  // A file shorter than one page holds no page: SQLite would take it for an empty database.
+  const unsigned page = header[16] << 8 | header[17];
+  const std::uintmax_t page_bytes = page == 1 ? 65536 : page;
+  if (got < sizeof header || static_cast<std::uintmax_t>(st.st_size) < page_bytes)
+    throw refuse(
+        fmt::format("an SQLite file cut short ({} bytes, less than one page of {}): not "
+                    "a valid attnprof database; it was left untouched: restore it from a "
+                    "backup or pass another --db",
+                    st.st_size, page_bytes));
+  return Found::file;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0;
+}
+
+// SQLite's files beside a database, and whether each was there before we opened it: a failed
+// open removes what it added and nothing else.
+struct Beside {
+  std::string path;
+  Found found;
+  bool wal, shm;
+  Beside(const std::string& p, Found f)
+      : path(p), found(f), wal(exists(p + "-wal")), shm(exists(p + "-shm")) {}
+
+  // After the connection is closed. A -wal we made that still holds frames is kept: SQLite
+  // needs it, and it is never ours to judge.
+  void remove_added(bool database_too) const {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-      throw util::EnvironmentError(fmt::format(
-          "{}: no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB", path));
-    sql::Connection db(path, SQLITE_OPEN_READONLY);
-    set_busy_timeout(db, options.busy_timeout);
-    int v = check_version(db);
-    if (v < schema::current_version) {
-      // Queries on an older file: migrate a private copy in memory, never the file.
-      sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-      sqlite3_backup* b = sqlite3_backup_init(mem.get(), "main", db.get(), "main");
-      if (!b) mem.fail(sqlite3_errcode(mem.get()), "sqlite3_backup_init");
-      int rc = sqlite3_backup_step(b, -1);
-      sqlite3_backup_finish(b);
-      if (rc != SQLITE_DONE) db.fail(rc, "sqlite3_backup_step");
-      mem.exec("PRAGMA foreign_keys = ON");
-      migrate(mem);
-      return Database(std::move(mem), mode, v);
-    }
-    db.exec("PRAGMA foreign_keys = ON");
-    return Database(std::move(db), mode, v);
+    if (!wal && std::filesystem::exists(path + "-wal", ec) &&
+        std::filesystem::file_size(path + "-wal", ec) == 0)
+      std::filesystem::remove(path + "-wal", ec);
+    if (!shm && !std::filesystem::exists(path + "-wal", ec))
+      std::filesystem::remove(path + "-shm", ec);
+    if (!database_too) return;
+    if (found == Found::nothing) std::filesystem::remove(path, ec);
+    if (found == Found::empty_file) std::filesystem::resize_file(path, 0, ec);
   }
-  sql::Connection db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  if (sqlite3_db_readonly(db.get(), "main") == 1)
+};
+
+}  // namespace
+
+Database Database::open(const std::string& path, Mode mode, Options options) {
+  const Found found = inspect(path);
+  if (mode == Mode::read_only && found == Found::nothing)
     throw util::EnvironmentError(fmt::format(
-        "{}: database is read-only; check the file's and its folder's permissions, or pass a "
-        "writable --db",
-        path));
-  set_busy_timeout(db, options.busy_timeout);
-  // Switching a new file to WAL needs a moment of exclusive access, and SQLite answers BUSY at
-  // once there (and during WAL recovery) instead of calling the busy handler: when several
-  // writers open a new file together, retry the setup until the busy timeout has passed.
-  const auto deadline = std::chrono::steady_clock::now() + options.busy_timeout;
-  int v = 0;
-  for (;;) {
-    try {
-      v = setup_read_write(db);
-      break;
-    } catch (const sql::BusyError&) {
-      if (std::chrono::steady_clock::now() >= deadline) throw;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        "{}: no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB", path));
+  const Beside beside(path, found);
+  std::optional<sql::Connection> db;
+  try {
+    if (mode == Mode::read_only) {
+      db.emplace(path, SQLITE_OPEN_READONLY);
+      set_busy_timeout(*db, options.busy_timeout);
+      const int v = validate(*db);
+      if (v < schema::current_version) {
+        // Queries on an older file: migrate a private copy in memory, never the file.
+        sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path);
+        sqlite3_backup* b = sqlite3_backup_init(mem.get(), "main", db->get(), "main");
+        if (!b) mem.fail(sqlite3_errcode(mem.get()), "sqlite3_backup_init");
+        int rc = sqlite3_backup_step(b, -1);
+        sqlite3_backup_finish(b);
+        if (rc != SQLITE_DONE) db->fail(rc, "sqlite3_backup_step");
+        mem.exec("PRAGMA foreign_keys = ON");
+        migrate(mem);
+        db.reset();
+        beside.remove_added(false);
+        return Database(std::move(mem), mode, v, {});
+      }
+      db->exec("PRAGMA foreign_keys = ON");
+      return Database(std::move(*db), mode, v, {});
     }
+    db.emplace(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (sqlite3_db_readonly(db->get(), "main") == 1)
+      throw util::EnvironmentError(fmt::format(
+          "{}: database is read-only; check the file's and its folder's permissions, or pass a "
+          "writable --db",
+          path));
+    set_busy_timeout(*db, options.busy_timeout);
+    // Switching a new file to WAL needs a moment of exclusive access, and SQLite answers BUSY
+    // at once there (and during WAL recovery) instead of calling the busy handler: when several
+    // writers open a new file together, retry the setup until the busy timeout has passed.
+    const auto deadline = std::chrono::steady_clock::now() + options.busy_timeout;
+    int v = 0;
+    for (;;) {
+      try {
+        v = setup_read_write(*db);
+        break;
+      } catch (const sql::BusyError&) {
+        if (std::chrono::steady_clock::now() >= deadline) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+    Created created;
+    if (found != Found::file) created = {path, found == Found::nothing, std::uncaught_exceptions()};
+    return Database(std::move(*db), mode, v, std::move(created));
+  } catch (const sql::BusyError&) {
+    throw;  // another process has the file open: whatever is beside it is that process's
+  } catch (...) {
+    db.reset();
+    beside.remove_added(mode == Mode::read_write);
+    throw;
   }
-  return Database(std::move(db), mode, v);
+}
+
+Database::~Database() {
+  if (m_created.path.empty() || !m_db.get() ||
+      std::uncaught_exceptions() <= m_created.uncaught_at_open)
+    return;
+  // The command that created this history failed. Remove it if it holds nothing and no other
+  // process has it open: switching out of WAL needs every other connection closed, and the
+  // exclusive lock keeps newcomers out until the file is gone.
+  sqlite3* raw = m_db.get();
+  sqlite3_busy_timeout(raw, 0);
+  auto ok = [&](const char* sql) {
+    return sqlite3_exec(raw, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+  };
+  sqlite3_stmt* st = nullptr;
+  bool empty = false;
+  if (sqlite3_prepare_v2(raw,
+                         "SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM annotations)",
+                         -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    empty = sqlite3_column_int64(st, 0) == 0;
+  sqlite3_finalize(st);
+  if (!empty || !ok("PRAGMA journal_mode = DELETE") || !ok("BEGIN EXCLUSIVE")) return;
+  std::error_code ec;
+  if (m_created.was_missing)
+    std::filesystem::remove(m_created.path, ec);
+  else
+    std::filesystem::resize_file(m_created.path, 0, ec);
+  ok("ROLLBACK");
 }
 
 void Database::require_writable(const char* what) const {
@@ -508,7 +737,9 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
   {
     sql::Statement st(m_db, "SELECT fields FROM environments WHERE fingerprint = ?");
     if (st.bind(1, info->env_fingerprint).step())
-      run.env.fields = json::parse(st.text(0)).get<std::map<std::string, std::string>>();
+      run.env.fields = from_stored_json(
+          m_db, "environments", fmt::format("fingerprint {}", info->env_fingerprint), "fields",
+          [&] { return json::parse(st.text(0)).get<std::map<std::string, std::string>>(); });
   }
   std::map<std::int64_t, std::size_t> index;  // case id -> position in run.cases
   {
@@ -518,7 +749,8 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
     st.bind(1, run.id);
     while (st.step()) {
       core::CaseResult cr;
-      cr.spec = case_from_json(json::parse(st.text(1)));
+      cr.spec = from_stored_json(m_db, "cases", fmt::format("id {} (run {})", st.int64(0), run.id),
+                                 "params", [&] { return case_from_json(json::parse(st.text(1))); });
       auto status = core::parse_case_status(st.text(2));
       cr.status = status.value_or(core::CaseStatus::error);
       cr.message = st.text(3);
@@ -570,8 +802,12 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
       "SELECT case_id, op, input_shapes, parent, calls, cpu_self_ns, cpu_total_ns, "
       "device_self_ns, device_total_ns, share, bytes_allocated, kernels FROM cost_rows "
       "WHERE case_id IN (SELECT id FROM cases WHERE run_id = ?) ORDER BY case_id, idx",
-      [](core::CaseResult& cr, const sql::Statement& st) {
-        core::CostRow r = cost_row_from_json({{"kernels", json::parse(st.text(11))}});
+      [this](core::CaseResult& cr, const sql::Statement& st) {
+        core::CostRow r = from_stored_json(
+            m_db, "cost_rows", fmt::format("case_id {} op {}", st.int64(0), st.text(1)), "kernels",
+            [&] {
+              return cost_row_from_json({{"kernels", json::parse(st.text(11))}});
+            });
         r.op = st.text(1);
         r.input_shapes = st.text(2);
         r.parent = st.text(3);

@@ -82,13 +82,22 @@ class Database {
     std::chrono::milliseconds busy_timeout{30000};  // how long a writer waits for the lock
   };
 
-  // read_write creates the file if absent and migrates an older schema in place. read_only
-  // never writes the file: an older schema is migrated in a private in-memory copy.
+  // The one way every command opens a history. Refused with util::EnvironmentError (exit 3)
+  // and left as it was, byte for byte, with no -wal or -shm added: an existing file that is not
+  // an attnprof database (only a missing path or an empty file becomes a new history), a
+  // directory, a symlink loop, a file that fails PRAGMA quick_check, a schema version that is
+  // negative, newer than ours, or whose tables do not match it. Nothing is written before that.
+  // read_write then switches to WAL and migrates an older schema in place; read_only never
+  // writes the file: an older schema is migrated in a private in-memory copy.
   static Database open(const std::string& path, Mode mode = Mode::read_write);
   static Database open(const std::string& path, Mode mode, Options options);
 
   Database(Database&&) noexcept = default;
   Database& operator=(Database&&) noexcept = default;
+  // A history this open created (the path was missing or an empty file) is removed again (an
+  // empty file emptied again) when the Database is destroyed by an exception, holds no run and
+  // no annotation, and no other process has it open: a command that fails leaves nothing behind.
+  ~Database();
 
   const std::string& path() const { return m_db.path(); }
   int opened_at_version() const { return m_opened_at_version; }  // before any migration
@@ -142,8 +151,16 @@ class Database {
   void set_before_commit_hook(std::function<void()> hook) { m_before_commit = std::move(hook); }
 
  private:
-  Database(sql::Connection db, Mode mode, int opened_at)
-      : m_db(std::move(db)), m_mode(mode), m_opened_at_version(opened_at) {}
+  struct Created {
+    std::string path;  // empty: the file existed with content
+    bool was_missing = false;
+    int uncaught_at_open = 0;
+  };
+  Database(sql::Connection db, Mode mode, int opened_at, Created created)
+      : m_db(std::move(db)),
+        m_mode(mode),
+        m_opened_at_version(opened_at),
+        m_created(std::move(created)) {}
   void require_writable(const char* what) const;
   void insert_environment(const core::Environment& env);
   void insert_case(const std::string& run_id, const core::CaseResult& cr);
@@ -153,6 +170,7 @@ class Database {
   Mode m_mode = Mode::read_write;
   int m_opened_at_version = 0;
   std::function<void()> m_before_commit;
+  Created m_created;
 };
 
 std::string new_run_id();

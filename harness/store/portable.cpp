@@ -4,7 +4,9 @@
 
 #include <istream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
+#include <vector>
 
 #include "harness/store/serialize.h"
 #include "harness/util/error.h"
@@ -31,19 +33,49 @@ json to_json(const StoredVerdict& v) {
 }
 
 StoredVerdict verdict_from_json(const json& j) {
+  if (!j.is_object())
+    throw FieldError("", fmt::format("expected an object, got {}", j.type_name()));
   StoredVerdict v;
-  v.case_key = j.at("case").get<std::string>();
-  v.verdict = j.at("verdict").get<std::string>();
-  v.baseline = j.value("baseline", "");
-  v.detail = j.value("detail", "");
-  v.created_ns = j.value("created_ns", std::int64_t{0});
-  for (auto [key, field] : {std::pair{"ratio", &v.ratio},
-                            {"ci_low", &v.ci_low},
-                            {"ci_high", &v.ci_high},
-                            {"p_value", &v.p_value}})
-    if (j.contains(key)) *field = j.at(key).get<double>();
+  read_field(j, "case", v.case_key);
+  read_field(j, "verdict", v.verdict);
+  if (v.case_key.empty() || v.verdict.empty())
+    throw FieldError(v.case_key.empty() ? "case" : "verdict", "missing");
+  read_field(j, "baseline", v.baseline);
+  read_field(j, "detail", v.detail);
+  read_field(j, "created_ns", v.created_ns);
+  read_field(j, "ratio", v.ratio);
+  read_field(j, "ci_low", v.ci_low);
+  read_field(j, "ci_high", v.ci_high);
+  read_field(j, "p_value", v.p_value);
   return v;
 }
+
+Annotation annotation_from_json(const json& a) {
+  if (!a.is_object())
+    throw FieldError("", fmt::format("expected an object, got {}", a.type_name()));
+  Annotation ann;
+  std::string kind;
+  read_field(a, "kind", kind);
+  auto k = parse_annotation_kind(kind);
+  if (!k) throw FieldError("kind", fmt::format("unknown annotation kind \"{}\"", kind));
+  ann.kind = *k;
+  read_field(a, "case_glob", ann.case_glob);
+  read_field(a, "run", ann.run_id);
+  read_field(a, "branch", ann.git_branch);
+  read_field(a, "env", ann.env_fingerprint);
+  read_field(a, "reason", ann.reason);
+  read_field(a, "author", ann.author);
+  read_field(a, "created_ns", ann.created_ns);
+  return ann;
+}
+
+// One line of an export, read and checked before anything is written.
+struct Record {
+  int line = 0;
+  std::optional<core::Run> run;
+  std::optional<std::vector<StoredVerdict>> verdicts;
+  std::optional<Annotation> annotation;
+};
 
 }  // namespace
 
@@ -83,65 +115,99 @@ PortableStats import_jsonl(Database& db, std::istream& in, const std::string& so
   auto bad = [&](const std::string& what) {
     return util::InputError(util::Diagnostic{source, line, 0, what});
   };
+  // Every line is read and checked first, and everything is written in one transaction: a
+  // damaged export adds nothing, not the runs before the damage.
+  std::vector<Record> records;
   while (std::getline(in, text)) {
     ++line;
     if (text.empty()) continue;
     json j;
     try {
       j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
       throw bad(fmt::format("not JSON ({})", e.what()));
     }
+    if (line == 1) {
+      if (!j.is_object() || !j.contains("format") || j.at("format") != "attnprof-history")
+        throw bad("not an attnprof history export (no {\"format\":\"attnprof-history\"} header)");
+      // The exact integer: 1.5, -1 or 2^64 is no version we wrote, and a reader that rounds
+      // would take a damaged header for a good one.
+      const json* v = j.contains("version") ? &j.at("version") : nullptr;
+      if (!v || !v->is_number_integer())
+        throw bad(fmt::format("\"version\": expected the integer {}, got {}", kVersion,
+                              v ? v->dump() : "nothing"));
+      if (v->is_number_unsigned() && v->get<std::uint64_t>() > kVersion)
+        throw bad(fmt::format("export version {} is newer than this attnprof reads ({})", v->dump(),
+                              kVersion));
+      if (*v != kVersion)
+        throw bad(fmt::format("\"version\": {} is not an export version (this attnprof reads {})",
+                              v->dump(), kVersion));
+      continue;
+    }
+    Record r{line, {}, {}, {}};
     try {
-      if (line == 1) {
-        if (!j.is_object() || j.value("format", "") != "attnprof-history")
-          throw bad("not an attnprof history export (no {\"format\":\"attnprof-history\"} header)");
-        if (j.value("version", 0) > kVersion)
-          throw bad(fmt::format("export version {} is newer than this attnprof reads ({})",
-                                j.value("version", 0), kVersion));
-        continue;
-      }
+      if (!j.is_object()) throw FieldError("", "expected an object with \"run\" or \"annotation\"");
       if (j.contains("run")) {
-        core::Run run = run_from_json(j.at("run"));
-        if (run.id.empty()) throw bad("run without an id");
-        if (db.has_run(run.id)) {
-          ++stats.runs_skipped;
-        } else {
-          db.write_run(run);
-          ++stats.runs;
+        try {
+          r.run = run_from_json(j.at("run"));
+        } catch (const FieldError& e) {
+          throw e.within("run");
         }
+        if (r.run->id.empty()) throw bad("run without an id");
         if (j.contains("verdicts")) {
-          std::vector<StoredVerdict> vs;
-          for (const auto& v : j.at("verdicts")) vs.push_back(verdict_from_json(v));
-          db.write_verdicts(run.id, vs);
+          const json& vs = j.at("verdicts");
+          if (!vs.is_array())
+            throw FieldError("verdicts", fmt::format("expected an array, got {}", vs.type_name()));
+          r.verdicts.emplace();
+          for (std::size_t i = 0; i < vs.size(); ++i) {
+            try {
+              r.verdicts->push_back(verdict_from_json(vs[i]));
+            } catch (const FieldError& e) {
+              throw e.within(fmt::format("verdicts[{}]", i));
+            }
+          }
         }
       } else if (j.contains("annotation")) {
-        const json& a = j.at("annotation");
-        Annotation ann;
-        auto kind = parse_annotation_kind(a.at("kind").get<std::string>());
-        if (!kind)
-          throw bad(fmt::format("unknown annotation kind \"{}\"", a.at("kind").get<std::string>()));
-        ann.kind = *kind;
-        ann.case_glob = a.value("case_glob", "*");
-        ann.run_id = a.value("run", "");
-        ann.git_branch = a.value("branch", "");
-        ann.env_fingerprint = a.value("env", "");
-        ann.reason = a.value("reason", "");
-        ann.author = a.value("author", "");
-        ann.created_ns = a.value("created_ns", std::int64_t{0});
-        db.add_annotation(ann);
-        ++stats.annotations;
+        try {
+          r.annotation = annotation_from_json(j.at("annotation"));
+        } catch (const FieldError& e) {
+          throw e.within("annotation");
+        }
       } else {
         throw bad("expected an object with \"run\" or \"annotation\"");
       }
-    } catch (const json::exception& e) {
-      throw bad(fmt::format("malformed record ({})", e.what()));
+    } catch (const FieldError& e) {
+      if (e.field().empty()) throw bad(e.problem());
+      // The unknown-kind message names its value already.
+      if (e.problem().starts_with("unknown annotation kind")) throw bad(e.problem());
+      throw bad(fmt::format("field \"{}\": {}", e.field(), e.problem()));
+    }
+    records.push_back(std::move(r));
+  }
+  if (line == 0) throw bad("empty file: not an attnprof history export");
+
+  sql::Transaction tx(db.connection());
+  for (const Record& r : records) {
+    line = r.line;
+    try {
+      if (r.run) {
+        if (db.has_run(r.run->id)) {
+          ++stats.runs_skipped;
+        } else {
+          db.write_run(*r.run);
+          ++stats.runs;
+        }
+        if (r.verdicts) db.write_verdicts(r.run->id, *r.verdicts);
+      } else if (r.annotation) {
+        db.add_annotation(*r.annotation);
+        ++stats.annotations;
+      }
     } catch (const util::InputError& e) {
       if (e.diagnostics().size() == 1 && e.diagnostics()[0].file == source) throw;
       throw bad(e.what());
     }
   }
-  if (line == 0) throw bad("empty file: not an attnprof history export");
+  tx.commit();
   return stats;
 }
 

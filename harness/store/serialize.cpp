@@ -2,21 +2,102 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+#include <optional>
+#include <type_traits>
+
 #include "harness/util/error.h"
 
 namespace attnprof::store {
 
 using nlohmann::json;
 
+FieldError::FieldError(std::string field, std::string problem)
+    : util::InputError(
+          util::Diagnostic{"run JSON", 0, 0, field.empty() ? problem : field + ": " + problem}),
+      m_field(std::move(field)),
+      m_problem(std::move(problem)) {}
+
+FieldError FieldError::within(std::string_view outer) const {
+  if (m_field.empty()) return FieldError(std::string(outer), m_problem);
+  const bool index = m_field.front() == '[';
+  return FieldError(fmt::format("{}{}{}", outer, index ? "" : ".", m_field), m_problem);
+}
+
 namespace {
 
-template <class E, class Parse>
-E parse_enum(const json& j, const char* key, E def, Parse parse) {
-  if (!j.contains(key)) return def;
-  auto s = j.at(key).get<std::string>();
-  if (auto v = parse(s)) return *v;
-  throw util::InputError(
-      util::Diagnostic{"run JSON", 0, 0, fmt::format("unknown {} \"{}\"", key, s)});
+// How a value looks in a message: short, on one line.
+std::string shown(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return fmt::format("{} {}", v.type_name(), s);
+}
+
+// One JSON value as T, or a FieldError without a field name (the caller adds it).
+template <class T>
+T as(const json& v) {
+  auto bad = [&](std::string_view want) {
+    return FieldError("", fmt::format("expected {}, got {}", want, shown(v)));
+  };
+  if constexpr (std::is_same_v<T, json>) {
+    return v;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) throw bad("true or false");
+    return v.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!v.is_number_integer()) throw bad("an integer");
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+        throw bad("an integer in range");
+      return static_cast<T>(u);
+    }
+    const auto i = v.get<std::int64_t>();
+    if constexpr (std::is_unsigned_v<T>) {
+      if (i < 0) throw bad("a non-negative integer");
+    } else if (i < std::numeric_limits<T>::min() || i > std::numeric_limits<T>::max()) {
+      throw bad("an integer in range");
+    }
+    return static_cast<T>(i);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!v.is_number()) throw bad("a number");
+    return v.get<T>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!v.is_string()) throw bad("a string");
+    return v.get<std::string>();
+  } else if constexpr (requires { typename T::mapped_type; }) {
+    if (!v.is_object()) throw bad("an object");
+    T out;
+    for (const auto& [k, x] : v.items()) {
+      try {
+        out.emplace(k, as<typename T::mapped_type>(x));
+      } catch (const FieldError& e) {
+        throw e.within(k);
+      }
+    }
+    return out;
+  } else {  // std::vector
+    if (!v.is_array()) throw bad("an array");
+    T out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      try {
+        out.push_back(as<typename T::value_type>(v[i]));
+      } catch (const FieldError& e) {
+        throw e.within(fmt::format("[{}]", i));
+      }
+    }
+    return out;
+  }
+}
+
+// Runs `read` with messages about fields inside `outer` naming it.
+template <class Read>
+void within(std::string_view outer, Read&& read) {
+  try {
+    read();
+  } catch (const FieldError& e) {
+    throw e.within(outer);
+  }
 }
 
 std::optional<core::Phase> parse_phase(std::string_view s) {
@@ -31,17 +112,44 @@ std::optional<core::Level> parse_level(std::string_view s) {
   return std::nullopt;
 }
 
-template <class T>
-void get_opt(const json& j, const char* key, std::optional<T>& out) {
-  if (j.contains(key) && !j.at(key).is_null()) out = j.at(key).get<T>();
+// The object at j[key], or an error if j[key] is something else; null when absent.
+const json* object_at(const json& j, const char* key) {
+  if (!j.contains(key)) return nullptr;
+  const json& v = j.at(key);
+  if (!v.is_object()) throw FieldError(key, fmt::format("expected an object, got {}", shown(v)));
+  return &v;
 }
 
 template <class T>
 void get(const json& j, const char* key, T& out) {
-  if (j.contains(key)) out = j.at(key).get<T>();
+  if (j.contains(key)) within(key, [&] { out = as<T>(j.at(key)); });
+}
+
+template <class T>
+void get_opt(const json& j, const char* key, std::optional<T>& out) {
+  if (j.contains(key) && !j.at(key).is_null()) within(key, [&] { out = as<T>(j.at(key)); });
+}
+
+template <class E, class Parse>
+E parse_enum(const json& j, const char* key, E def, Parse parse) {
+  if (!j.contains(key)) return def;
+  std::string s;
+  get(j, key, s);
+  if (auto v = parse(s)) return *v;
+  throw FieldError(key, fmt::format("unknown value \"{}\"", s));
 }
 
 }  // namespace
+
+void read_field(const json& j, const char* key, std::string& out) {
+  get(j, key, out);
+}
+void read_field(const json& j, const char* key, std::int64_t& out) {
+  get(j, key, out);
+}
+void read_field(const json& j, const char* key, std::optional<double>& out) {
+  get_opt(j, key, out);
+}
 
 json to_json(const core::Case& c) {
   json g = {{"name", c.model.name},
@@ -93,18 +201,20 @@ core::Case case_from_json(const json& j) {
   get(j, "suite", c.suite);
   get(j, "workload", c.workload);
   get(j, "kernel", c.kernel);
-  if (j.contains("model")) {
-    const json& g = j.at("model");
-    get(g, "name", c.model.name);
-    get(g, "heads", c.model.heads);
-    get(g, "kv_heads", c.model.kv_heads);
-    get(g, "head_dim", c.model.head_dim);
-    get(g, "hidden", c.model.hidden);
-    get(g, "max_positions", c.model.max_positions);
-    get(g, "sliding_window", c.model.sliding_window);
-    get(g, "mlp_hidden", c.model.mlp_hidden);
-    get(g, "norm", c.model.norm);
-  }
+  if (!j.is_object()) throw FieldError("", fmt::format("expected an object, got {}", shown(j)));
+  if (const json* model = object_at(j, "model"))
+    within("model", [&] {
+      const json& g = *model;
+      get(g, "name", c.model.name);
+      get(g, "heads", c.model.heads);
+      get(g, "kv_heads", c.model.kv_heads);
+      get(g, "head_dim", c.model.head_dim);
+      get(g, "hidden", c.model.hidden);
+      get(g, "max_positions", c.model.max_positions);
+      get(g, "sliding_window", c.model.sliding_window);
+      get(g, "mlp_hidden", c.model.mlp_hidden);
+      get(g, "norm", c.model.norm);
+    });
   c.phase = parse_enum(j, "phase", c.phase, parse_phase);
   c.level = parse_enum(j, "level", c.level, parse_level);
   get(j, "batch", c.batch);
@@ -116,31 +226,35 @@ core::Case case_from_json(const json& j) {
   get(j, "window", c.window);
   get_opt(j, "scale", c.scale);
   get(j, "seed", c.seed);
-  if (j.contains("hardware")) {
-    const json& h = j.at("hardware");
-    get(h, "device", c.hardware.device);
-    get(h, "gpu_pattern", c.hardware.gpu_pattern);
-    get(h, "threads", c.hardware.threads);
-    get(h, "clock_policy", c.hardware.clock_policy);
-    get_opt(h, "peak_gbps", c.hardware.peak_gbps);
-    get_opt(h, "peak_tflops", c.hardware.peak_tflops);
-  }
-  if (j.contains("measure")) {
-    const json& m = j.at("measure");
-    get(m, "warmup_ms", c.measure.warmup_ms);
-    get(m, "min_samples", c.measure.min_samples);
-    get(m, "max_samples", c.measure.max_samples);
-    get(m, "target_rel_ci", c.measure.target_rel_ci);
-    get(m, "time_budget_s", c.measure.time_budget_s);
-    get(m, "trace", c.measure.trace);
-  }
-  if (j.contains("gate")) get(j.at("gate"), "tolerance", c.gate.tolerance);
-  if (j.contains("loc")) {
-    const json& l = j.at("loc");
-    get(l, "file", c.loc.file);
-    get(l, "line", c.loc.line);
-    get(l, "col", c.loc.col);
-  }
+  if (const json* hw = object_at(j, "hardware"))
+    within("hardware", [&] {
+      const json& h = *hw;
+      get(h, "device", c.hardware.device);
+      get(h, "gpu_pattern", c.hardware.gpu_pattern);
+      get(h, "threads", c.hardware.threads);
+      get(h, "clock_policy", c.hardware.clock_policy);
+      get_opt(h, "peak_gbps", c.hardware.peak_gbps);
+      get_opt(h, "peak_tflops", c.hardware.peak_tflops);
+    });
+  if (const json* measure = object_at(j, "measure"))
+    within("measure", [&] {
+      const json& m = *measure;
+      get(m, "warmup_ms", c.measure.warmup_ms);
+      get(m, "min_samples", c.measure.min_samples);
+      get(m, "max_samples", c.measure.max_samples);
+      get(m, "target_rel_ci", c.measure.target_rel_ci);
+      get(m, "time_budget_s", c.measure.time_budget_s);
+      get(m, "trace", c.measure.trace);
+    });
+  if (const json* gate = object_at(j, "gate"))
+    within("gate", [&] { get(*gate, "tolerance", c.gate.tolerance); });
+  if (const json* loc = object_at(j, "loc"))
+    within("loc", [&] {
+      const json& l = *loc;
+      get(l, "file", c.loc.file);
+      get(l, "line", c.loc.line);
+      get(l, "col", c.loc.col);
+    });
   return c;
 }
 
@@ -165,6 +279,7 @@ json to_json(const core::CostRow& r) {
 }
 
 core::CostRow cost_row_from_json(const json& j) {
+  if (!j.is_object()) throw FieldError("", fmt::format("expected an object, got {}", shown(j)));
   core::CostRow r;
   get(j, "op", r.op);
   get(j, "input_shapes", r.input_shapes);
@@ -176,9 +291,17 @@ core::CostRow cost_row_from_json(const json& j) {
   get(j, "device_total_ns", r.device_total_ns);
   get(j, "share", r.share);
   get(j, "bytes_allocated", r.bytes_allocated);
-  if (j.contains("kernels"))
-    for (const auto& k : j.at("kernels"))
-      r.kernels.emplace_back(k.at(0).get<std::string>(), k.at(1).get<int>());
+  // Kernels as [name, launches] pairs.
+  std::vector<std::vector<json>> kernels;
+  get(j, "kernels", kernels);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const auto& k = kernels[i];
+    within(fmt::format("kernels[{}]", i), [&] {
+      if (k.size() != 2)
+        throw FieldError("", fmt::format("expected [name, launches], got {} values", k.size()));
+      r.kernels.emplace_back(as<std::string>(k[0]), as<int>(k[1]));
+    });
+  }
   get(j, "input_dtypes", r.input_dtypes);
   get(j, "bytes_freed", r.bytes_freed);
   get(j, "launches", r.launches);
@@ -239,47 +362,70 @@ json to_json(const core::Run& run) {
 }
 
 core::CaseResult case_result_from_json(const json& c) {
+  if (!c.is_object()) throw FieldError("", fmt::format("expected an object, got {}", shown(c)));
   core::CaseResult cr;
-  cr.spec = case_from_json(c.at("spec"));
+  if (!c.contains("spec")) throw FieldError("spec", "missing");
+  within("spec", [&] { cr.spec = case_from_json(c.at("spec")); });
   cr.status = parse_enum(c, "status", cr.status, core::parse_case_status);
   get(c, "message", cr.message);
   get(c, "backend", cr.backend);
   get_opt(c, "max_abs_error", cr.max_abs_error);
-  if (c.contains("samples")) {
-    const json& s = c.at("samples");
-    const json& ns = s.at("ns");
-    cr.samples.resize(ns.size());
-    for (std::size_t i = 0; i < ns.size(); ++i) {
-      auto& out = cr.samples[i];
-      out.ns = ns[i].get<std::int64_t>();
-      out.at_ns = s.at("at_ns").at(i).get<std::int64_t>();
-      const json& clk = s.at("sm_clock_mhz").at(i);
-      if (!clk.is_null()) out.sm_clock_mhz = clk.get<double>();
-      out.dropped = s.at("dropped").at(i).get<int>() != 0;
-    }
-  }
-  if (c.contains("summary")) {
-    const json& s = c.at("summary");
-    auto& o = cr.summary;
-    get(s, "n", o.n);
-    get(s, "median_ns", o.median_ns);
-    get(s, "mean_ns", o.mean_ns);
-    get(s, "min_ns", o.min_ns);
-    get(s, "max_ns", o.max_ns);
-    get(s, "q1_ns", o.q1_ns);
-    get(s, "q3_ns", o.q3_ns);
-    get(s, "ci_low_ns", o.ci_low_ns);
-    get(s, "ci_high_ns", o.ci_high_ns);
-    get(s, "ci_level", o.ci_level);
-    get(s, "converged", o.converged);
-  }
+  if (const json* s = object_at(c, "samples"))
+    within("samples", [&] {
+      std::vector<std::int64_t> ns, at;
+      std::vector<std::optional<double>> clk;
+      std::vector<int> dropped;
+      get(*s, "ns", ns);
+      get(*s, "at_ns", at);
+      if (s->contains("sm_clock_mhz"))
+        within("sm_clock_mhz", [&] {
+          const json& v = s->at("sm_clock_mhz");
+          if (!v.is_array())
+            throw FieldError("", fmt::format("expected an array, got {}", shown(v)));
+          for (std::size_t i = 0; i < v.size(); ++i)
+            within(fmt::format("[{}]", i), [&] {
+              clk.push_back(v[i].is_null() ? std::nullopt : std::optional(as<double>(v[i])));
+            });
+        });
+      get(*s, "dropped", dropped);
+      // Parallel arrays: one sample is the i-th value of each.
+      for (auto [name, size] : {std::pair{"at_ns", at.size()},
+                                {"sm_clock_mhz", clk.size()},
+                                {"dropped", dropped.size()}})
+        if (size != ns.size())
+          throw FieldError(name,
+                           fmt::format("{} values, but ns has {}: the sample arrays must be "
+                                       "equally long",
+                                       size, ns.size()));
+      cr.samples.resize(ns.size());
+      for (std::size_t i = 0; i < ns.size(); ++i)
+        cr.samples[i] = {ns[i], at[i], clk[i], dropped[i] != 0};
+    });
+  if (const json* s = object_at(c, "summary"))
+    within("summary", [&] {
+      auto& o = cr.summary;
+      get(*s, "n", o.n);
+      get(*s, "median_ns", o.median_ns);
+      get(*s, "mean_ns", o.mean_ns);
+      get(*s, "min_ns", o.min_ns);
+      get(*s, "max_ns", o.max_ns);
+      get(*s, "q1_ns", o.q1_ns);
+      get(*s, "q3_ns", o.q3_ns);
+      get(*s, "ci_low_ns", o.ci_low_ns);
+      get(*s, "ci_high_ns", o.ci_high_ns);
+      get(*s, "ci_level", o.ci_level);
+      get(*s, "converged", o.converged);
+    });
   get(c, "metrics", cr.metrics);
-  if (c.contains("cost"))
-    for (const json& r : c.at("cost")) cr.cost.push_back(cost_row_from_json(r));
+  std::vector<json> cost;
+  get(c, "cost", cost);
+  for (std::size_t i = 0; i < cost.size(); ++i)
+    within(fmt::format("cost[{}]", i), [&] { cr.cost.push_back(cost_row_from_json(cost[i])); });
   return cr;
 }
 
 core::Run run_from_json(const json& j) {
+  if (!j.is_object()) throw FieldError("", fmt::format("expected an object, got {}", shown(j)));
   core::Run run;
   get(j, "id", run.id);
   get(j, "git_commit", run.git_commit);
@@ -292,8 +438,11 @@ core::Run run_from_json(const json& j) {
   get(j, "pair_id", run.pair_id);
   get(j, "side", run.side);
   get(j, "env", run.env.fields);
-  if (!j.contains("cases")) return run;
-  for (const json& c : j.at("cases")) run.cases.push_back(case_result_from_json(c));
+  std::vector<json> cases;
+  get(j, "cases", cases);
+  for (std::size_t ci = 0; ci < cases.size(); ++ci)
+    within(fmt::format("cases[{}]", ci),
+           [&] { run.cases.push_back(case_result_from_json(cases[ci])); });
   return run;
 }
 

@@ -6,8 +6,28 @@
 
 namespace attnprof::store::sql {
 
-std::string describe(const std::string& path, int rc, std::string_view call, const char* errmsg) {
-  std::string what = errmsg && *errmsg ? errmsg : sqlite3_errstr(rc);
+namespace {
+
+// SQL statements span lines; a message quoting one must stay on one line.
+std::string one_line(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    const bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
+    if (!space)
+      out += c;
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::string describe(const std::string& path, int rc, std::string_view call_sql,
+                     const char* errmsg) {
+  const std::string what = one_line(errmsg && *errmsg ? errmsg : sqlite3_errstr(rc));
+  const std::string call = one_line(call_sql);
   switch (rc & 0xff) {
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
@@ -99,10 +119,11 @@ std::optional<double> Statement::opt_real(int col) const {
   return real(col);
 }
 
-Connection::Connection(std::string path, int flags) : m_path(std::move(path)) {
-  int rc = sqlite3_open_v2(m_path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+Connection::Connection(std::string path, int flags, std::string name)
+    : m_name(name.empty() ? path : std::move(name)) {
+  int rc = sqlite3_open_v2(path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    std::string msg = describe(m_path, rc, "sqlite3_open_v2", m_db ? sqlite3_errmsg(m_db) : "");
+    std::string msg = describe(m_name, rc, "sqlite3_open_v2", m_db ? sqlite3_errmsg(m_db) : "");
     sqlite3_close(m_db);
     m_db = nullptr;
     throw util::EnvironmentError(msg);
@@ -110,14 +131,14 @@ Connection::Connection(std::string path, int flags) : m_path(std::move(path)) {
   sqlite3_extended_result_codes(m_db, 0);
 }
 
-Connection::Connection(Connection&& o) noexcept : m_path(std::move(o.m_path)), m_db(o.m_db) {
+Connection::Connection(Connection&& o) noexcept : m_name(std::move(o.m_name)), m_db(o.m_db) {
   o.m_db = nullptr;
 }
 
 Connection& Connection::operator=(Connection&& o) noexcept {
   if (this != &o) {
     if (m_db) sqlite3_close(m_db);
-    m_path = std::move(o.m_path);
+    m_name = std::move(o.m_name);
     m_db = o.m_db;
     o.m_db = nullptr;
   }
@@ -129,7 +150,7 @@ Connection::~Connection() {
 }
 
 void Connection::fail(int rc, std::string_view call) const {
-  std::string msg = describe(m_path, rc, call, m_db ? sqlite3_errmsg(m_db) : nullptr);
+  std::string msg = describe(m_name, rc, call, m_db ? sqlite3_errmsg(m_db) : nullptr);
   if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw BusyError(msg);
   throw util::EnvironmentError(msg);
 }
@@ -139,7 +160,7 @@ void Connection::exec(std::string_view sql) {
   char* err = nullptr;
   int rc = sqlite3_exec(m_db, s.c_str(), nullptr, nullptr, &err);
   if (rc != SQLITE_OK) {
-    std::string msg = describe(m_path, rc, fmt::format("\"{}\"", s.substr(0, 60)), err);
+    std::string msg = describe(m_name, rc, fmt::format("\"{}\"", one_line(s).substr(0, 60)), err);
     sqlite3_free(err);
     if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw BusyError(msg);
     throw util::EnvironmentError(msg);
@@ -151,16 +172,19 @@ std::int64_t Connection::scalar_int(std::string_view sql) {
   return st.step() ? st.int64(0) : 0;
 }
 
-Transaction::Transaction(Connection& db) : m_db(db) {
-  m_db.exec("BEGIN IMMEDIATE");
+Transaction::Transaction(Connection& db)
+    : m_db(db), m_nested(sqlite3_get_autocommit(db.get()) == 0) {
+  m_db.exec(m_nested ? "SAVEPOINT attnprof" : "BEGIN IMMEDIATE");
 }
 
 Transaction::~Transaction() {
-  if (!m_done) sqlite3_exec(m_db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (m_done) return;
+  sqlite3_exec(m_db.get(), m_nested ? "ROLLBACK TO attnprof; RELEASE attnprof" : "ROLLBACK",
+               nullptr, nullptr, nullptr);
 }
 
 void Transaction::commit() {
-  m_db.exec("COMMIT");
+  m_db.exec(m_nested ? "RELEASE attnprof" : "COMMIT");
   m_done = true;
 }
 

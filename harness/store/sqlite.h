@@ -63,8 +63,9 @@ class Statement {
 class Connection {
  public:
   Connection() = default;
-  // flags: SQLITE_OPEN_* ; throws EnvironmentError on failure.
-  Connection(std::string path, int flags);
+  // flags: SQLITE_OPEN_* ; throws EnvironmentError on failure. Messages name `name`, which is
+  // the path unless given: an in-memory copy of a file is named after the file, not ":memory:".
+  Connection(std::string path, int flags, std::string name = {});
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   Connection(Connection&& o) noexcept;
@@ -78,15 +79,17 @@ class Connection {
   }
   std::int64_t scalar_int(std::string_view sql);
   sqlite3* get() const { return m_db; }
-  const std::string& path() const { return m_path; }
+  const std::string& path() const { return m_name; }  // as messages name it
 
  private:
-  std::string m_path;
+  std::string m_name;
   sqlite3* m_db = nullptr;
 };
 
 // RAII transaction: BEGIN IMMEDIATE (takes the write lock up front, so a busy database waits
 // on the busy timeout instead of failing half way), ROLLBACK unless commit() was called.
+// Inside another transaction it is a savepoint, so a write that is a transaction of its own
+// (write_run) can also be one step of a larger one (import: all lines or none).
 class Transaction {
  public:
   explicit Transaction(Connection& db);
@@ -97,6 +100,7 @@ class Transaction {
 
  private:
   Connection& m_db;
+  bool m_nested = false;
   bool m_done = false;
 };
 

@@ -4,10 +4,31 @@
 
 namespace attnprof::util {
 
+// A value quoted in a message may hold a newline (a YAML block scalar, a JSON string): written
+// raw it would split the diagnostic into lines that no longer start with file:line:col.
+static std::string one_line(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
+  }
+  return out;
+}
+
 std::string Diagnostic::to_string() const {
-  if (line <= 0) return fmt::format("{}: {}", file, message);
-  if (col <= 0) return fmt::format("{}:{}: {}", file, line, message);
-  return fmt::format("{}:{}:{}: {}", file, line, col, message);
+  const std::string f = one_line(file), m = one_line(message);
+  if (line <= 0) return fmt::format("{}: {}", f, m);
+  if (col <= 0) return fmt::format("{}:{}: {}", f, line, m);
+  return fmt::format("{}:{}:{}: {}", f, line, col, m);
 }
 
 static std::string join(const std::vector<Diagnostic>& diags) {

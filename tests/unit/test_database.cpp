@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "harness/store/database.h"
@@ -297,12 +298,218 @@ TEST_SUITE("store::Database") {
     const std::string before = read_bytes(p);
     const std::string expected =
         p +
-        ": not a valid attnprof database or corrupt (file is not a database); it was left "
-        "untouched: restore it from a backup or pass another --db";
+        ": not an attnprof database (not even an SQLite file); it was left untouched: pass "
+        "another --db";
     CHECK(error_of([&] { Database::open(p); }) == expected);
     CHECK(error_of([&] { Database::open(p, Database::Mode::read_only); }) == expected);
     CHECK(read_bytes(p) == before);
     CHECK_FALSE(std::filesystem::exists(p + "-wal"));
+  }
+
+  TEST_CASE("a one-byte file is refused, not made into a history") {
+    TempDir dir;
+    const std::string p = dir.file("u.db");
+    std::ofstream(p) << "x";
+    const std::string expected =
+        p +
+        ": not an attnprof database (not even an SQLite file); it was left untouched: pass "
+        "another --db";
+    CHECK(error_of([&] { Database::open(p); }) == expected);
+    CHECK(error_of([&] { Database::open(p, Database::Mode::read_only); }) == expected);
+    CHECK(read_bytes(p) == "x");
+    CHECK_FALSE(std::filesystem::exists(p + "-wal"));
+    CHECK_FALSE(std::filesystem::exists(p + "-shm"));
+  }
+
+  TEST_CASE("an SQLite file shorter than a page is refused: SQLite would overwrite it") {
+    TempDir dir;
+    const std::string p = dir.file("short.db");
+    {
+      std::ofstream out(p, std::ios::binary);
+      out.write("SQLite format 3\0\x10\x00", 18);
+      out << std::string(200, '\x01');
+    }
+    const std::string before = read_bytes(p);
+    CHECK(error_of([&] { Database::open(p); }) ==
+          p + ": an SQLite file cut short (218 bytes, less than one page of 4096): not a valid "
+              "attnprof database; it was left untouched: restore it from a backup or pass "
+              "another --db");
+    CHECK(read_bytes(p) == before);
+  }
+
+  TEST_CASE("a directory, a symlink loop and a dangling symlink get one message each") {
+    TempDir dir;
+    const std::string d = dir.file("folder");
+    std::filesystem::create_directory(d);
+    for (auto mode : {Database::Mode::read_write, Database::Mode::read_only})
+      CHECK(error_of([&] { Database::open(d, mode); }) ==
+            d + ": a directory, not a database file; pass a file, such as " + d + "/attnprof.db");
+    const std::string a = dir.file("a.db"), b = dir.file("b.db");
+    std::filesystem::create_symlink(b, a);
+    std::filesystem::create_symlink(a, b);
+    for (auto mode : {Database::Mode::read_write, Database::Mode::read_only})
+      CHECK(error_of([&] { Database::open(a, mode); }) ==
+            a + ": a loop of symbolic links; pass the path of the database itself");
+    const std::string dangling = dir.file("dangling.db");
+    std::filesystem::create_symlink(dir.file("nowhere.db"), dangling);
+    CHECK(error_of([&] { Database::open(dangling); }) ==
+          dangling + ": a symbolic link to nothing; pass the path of the database itself");
+    CHECK_FALSE(std::filesystem::exists(dir.file("nowhere.db")));
+  }
+
+  TEST_CASE("a schema version below 1, or tables that do not match it, are refused untouched") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    {
+      auto db = Database::open(p);
+      db.write_run(make_run("c", 1));
+    }
+    {
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      sqlite3_exec(raw, "PRAGMA user_version = -1", nullptr, nullptr, nullptr);
+      sqlite3_close(raw);
+    }
+    std::string before = read_bytes(p);
+    const std::string negative =
+        p +
+        ": schema version -1 is not one attnprof writes (they count up from 1): not an attnprof "
+        "history, or damaged; it was left untouched: pass another --db";
+    CHECK(error_of([&] { Database::open(p); }) == negative);
+    CHECK(error_of([&] { Database::open(p, Database::Mode::read_only); }) == negative);
+    CHECK(read_bytes(p) == before);
+
+    const std::string q = dir.file("q.db");
+    {
+      sqlite3* raw = nullptr;
+      sqlite3_open(q.c_str(), &raw);
+      sqlite3_exec(raw, "CREATE TABLE runs(id); PRAGMA user_version = 1", nullptr, nullptr,
+                   nullptr);
+      sqlite3_close(raw);
+    }
+    before = read_bytes(q);
+    const std::string mismatch =
+        q +
+        ": says schema version 1 but has no table \"cases\": not an attnprof history, or "
+        "damaged; it was left untouched: pass another --db";
+    CHECK(error_of([&] { Database::open(q); }) == mismatch);
+    CHECK(error_of([&] { Database::open(q, Database::Mode::read_only); }) == mismatch);
+    CHECK(read_bytes(q) == before);
+  }
+
+  TEST_CASE(
+      "a corrupt rollback-journal database is refused by every mode before WAL or any write") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    {
+      auto db = Database::open(p);
+      for (int i = 0; i < 4; ++i) db.write_run(make_run("c", i, 4, 2000));
+      db.connection().exec("PRAGMA journal_mode = DELETE");
+    }
+    {
+      std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(p) / 2 / 4096 * 4096));
+      for (int i = 0; i < 4096; ++i) f.put('\x5a');
+    }
+    const std::string before = read_bytes(p);
+    for (auto mode : {Database::Mode::read_write, Database::Mode::read_only}) {
+      const std::string err = error_of([&] { Database::open(p, mode); });
+      CHECK_MESSAGE(err.starts_with(p + ": not a valid attnprof database or corrupt ("), err);
+      CHECK_MESSAGE(err.ends_with("it was left untouched: restore it from a backup or pass "
+                                  "another --db"),
+                    err);
+    }
+    CHECK(read_bytes(p) == before);  // byte 18-19 still say rollback journal: no WAL switch
+    CHECK_FALSE(std::filesystem::exists(p + "-wal"));
+    CHECK_FALSE(std::filesystem::exists(p + "-shm"));
+    CHECK_FALSE(std::filesystem::exists(p + "-journal"));
+  }
+
+  TEST_CASE("a refused WAL-mode file gets no -wal or -shm beside it") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    Database::open(p).write_run(make_run("c", 1));
+    {
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+      sqlite3_close(raw);
+    }
+    REQUIRE_FALSE(std::filesystem::exists(p + "-wal"));
+    const std::string before = read_bytes(p);
+    for (auto mode : {Database::Mode::read_write, Database::Mode::read_only}) {
+      CHECK(error_of([&] { Database::open(p, mode); }).find("schema version 99") !=
+            std::string::npos);
+      CHECK_FALSE(std::filesystem::exists(p + "-wal"));
+      CHECK_FALSE(std::filesystem::exists(p + "-shm"));
+    }
+    CHECK(read_bytes(p) == before);
+  }
+
+  TEST_CASE("a command that fails removes the history it created, and only that") {
+    TempDir dir;
+    auto fail_with_open = [](const std::string& path, bool write) {
+      try {
+        auto db = Database::open(path);
+        if (write) db.write_run(make_run("c", 1));
+        throw util::InputError(util::Diagnostic{"x", 0, 0, "the command failed"});
+      } catch (const util::InputError&) {
+      }
+    };
+    const std::string fresh = dir.file("fresh.db");
+    fail_with_open(fresh, false);
+    CHECK_FALSE(std::filesystem::exists(fresh));
+    CHECK_FALSE(std::filesystem::exists(fresh + "-wal"));
+    CHECK_FALSE(std::filesystem::exists(fresh + "-shm"));
+
+    const std::string empty = dir.file("empty.db");
+    std::ofstream(empty).close();
+    fail_with_open(empty, false);
+    REQUIRE(std::filesystem::exists(empty));
+    CHECK(std::filesystem::file_size(empty) == 0);
+
+    const std::string written = dir.file("written.db");
+    fail_with_open(written, true);  // a run was stored before the failure: it stays
+    CHECK(Database::open(written, Database::Mode::read_only).list_runs().size() == 1);
+
+    const std::string old = dir.file("old.db");
+    Database::open(old);  // succeeded: an empty history is kept
+    fail_with_open(old, false);
+    CHECK(std::filesystem::exists(old));
+    CHECK(std::filesystem::file_size(old) > 0);
+
+    // Another connection has the new file open: it is not ours alone to remove.
+    const std::string shared = dir.file("shared.db");
+    std::optional<Database> other;
+    try {
+      auto db = Database::open(shared);
+      other.emplace(Database::open(shared));
+      throw util::InputError(util::Diagnostic{"x", 0, 0, "the command failed"});
+    } catch (const util::InputError&) {
+    }
+    CHECK(std::filesystem::exists(shared));
+    other->write_run(make_run("c", 1));
+    CHECK(other->list_runs().size() == 1);
+  }
+
+  TEST_CASE("a damaged JSON value in a stored row names the database, table, row and column") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    auto db = Database::open(p);
+    const std::string id = db.write_run(make_run("c", 1, 1));
+    db.connection().exec("UPDATE cases SET params = '{\"batch\": 1x' WHERE id = 1");
+    CHECK(error_of([&] { db.load_run(id); }) ==
+          p + ": table cases, id 1 (run " + id +
+              "): column params cannot be read (parse error at line 1, column 12: syntax error "
+              "while parsing object - invalid literal; last read: '1x'; expected '}'); the "
+              "history is damaged: restore it from a backup, or export what is readable and "
+              "import it into a new one");
+    db.connection().exec("UPDATE cases SET params = '{\"batch\": \"two\"}' WHERE id = 1");
+    CHECK(error_of([&] { db.load_run(id); }) ==
+          p + ": table cases, id 1 (run " + id +
+              "): column params cannot be read (batch: expected an integer, got string \"two\"); "
+              "the history is damaged: restore it from a backup, or export what is readable and "
+              "import it into a new one");
   }
 
   TEST_CASE("a database with a corrupt page is reported when read, not silently returned") {

@@ -3,6 +3,7 @@
 // exception, or a crash, is a bug. ATTNPROF_FUZZ_ITERATIONS sets the count (default 3000, a
 // few seconds); ATTNPROF_FUZZ_SEED the seed.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -97,7 +98,13 @@ const std::vector<std::string> tokens = {"*",
                                          "...\n",
                                          "%YAML 1.2\n",
                                          "[[[[[[[[[[",
-                                         "{{{{{{{{"};
+                                         "{{{{{{{{",
+                                         "&w [*w]",
+                                         "&m {<<: *m}",
+                                         "<<: [*a, *a]\n",
+                                         "{<<: *a}",
+                                         "&a\n",
+                                         "\"<<\": 1\n"};
 
 std::string mutate(std::string s, std::mt19937_64& rng, const std::vector<std::string>& pool) {
   auto pick = [&](std::size_t n) {
@@ -142,6 +149,148 @@ std::string mutate(std::string s, std::mt19937_64& rng, const std::vector<std::s
   return s;
 }
 
+// Random scenarios that use anchors, aliases and merge keys everywhere, over keys and values a
+// scenario has. An alias mostly refers to a finished anchor of the same kind (so that many
+// documents load); one in twenty refers to an anchor still open: a self-reference.
+class AliasDocuments {
+ public:
+  explicit AliasDocuments(std::mt19937_64& rng) : m_rng(rng) {}
+
+  std::string document() {
+    m_done.clear();
+    m_open.clear();
+    m_next = 0;
+    std::string out = pick(4) ? "model: gpt2\n" : "model: " + value("model") + "\n";
+    if (pick(2)) out += "measure: " + value("measure") + "\n";
+    out += "workloads: " + list_of_workloads() + "\n";
+    return out;
+  }
+
+ private:
+  enum Kind { scalar, list, map };
+  struct Anchor {
+    std::string name;
+    Kind kind;
+  };
+  std::mt19937_64& m_rng;
+  std::vector<Anchor> m_done, m_open;
+  int m_next = 0;
+
+  std::size_t pick(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(m_rng);
+  }
+
+  // "&aN " or "", with the anchor open until close() is called for it.
+  std::string open(Kind kind) {
+    if (pick(3)) return "";
+    m_open.push_back({fmt::format("a{}", m_next++), kind});
+    return "&" + m_open.back().name + " ";
+  }
+  std::string close(std::string anchor, std::string body) {
+    if (!anchor.empty()) {
+      m_done.push_back(m_open.back());
+      m_open.pop_back();
+    }
+    return anchor + body;
+  }
+
+  // An alias of that kind, or "" when there is none to use.
+  std::string alias(Kind kind) {
+    if (!m_open.empty() && pick(20) == 0) return "*" + m_open[pick(m_open.size())].name;
+    std::vector<const Anchor*> fit;
+    for (const auto& a : m_done)
+      if (a.kind == kind) fit.push_back(&a);
+    return fit.empty() ? "" : "*" + fit[pick(fit.size())]->name;
+  }
+
+  std::string scalar_of(std::string_view key) {
+    if (key == "seq_len" || key == "batch") {
+      static const char* v[] = {"1", "2", "16", "64", "128", "0", "x"};
+      return v[pick(std::size(v))];
+    }
+    if (key == "dtype") return pick(2) ? "fp16" : "bf16";
+    if (key == "kernels") return pick(2) ? "eager" : "sdpa.math";
+    if (key == "model") return pick(2) ? "gpt2" : "bert-base";
+    if (key == "mask") return pick(2) ? "causal" : "none";
+    return fmt::format("w{}", pick(1000));
+  }
+
+  std::string value(std::string_view key, int depth = 0) {
+    if (std::string a = alias(key == "measure" ? map : scalar); !a.empty() && pick(3) == 0)
+      return a;
+    if (key == "measure") {
+      std::string anchor = open(map);
+      return close(anchor, "{warmup: 1ms, min_samples: " + std::to_string(5 + pick(5)) + "}");
+    }
+    if ((key == "seq_len" || key == "batch" || key == "kernels") && pick(2) && depth < 3) {
+      std::string anchor = open(list), out = "[";
+      const std::size_t n = 1 + pick(3);
+      for (std::size_t i = 0; i < n; ++i) out += (i ? ", " : "") + value(key, depth + 1);
+      return close(anchor, out + "]");
+    }
+    std::string anchor = open(scalar);
+    return close(anchor, scalar_of(key));
+  }
+
+  std::string workload(int depth) {
+    if (std::string a = alias(map); !a.empty() && pick(4) == 0) return a;
+    std::string anchor = open(map), out = "{seq_len: " + value("seq_len");
+    static const char* keys[] = {"batch", "dtype", "kernels", "mask",
+                                 "name",  "<<",    "<<",      "include"};
+    for (std::size_t i = 0, n = pick(4); i < n; ++i) {
+      std::string k = keys[pick(std::size(keys))];
+      if (out.find(", " + k + ":") != std::string::npos) continue;  // no duplicate keys
+      if (k == "<<") {
+        std::string a = alias(map), b = alias(map);
+        if (a.empty()) continue;
+        out += ", <<: " + (b.empty() || pick(2) ? a : "[" + a + ", " + b + "]");
+      } else if (k == "include") {
+        if (depth > 0) continue;
+        out += ", include: [" + workload(depth + 1) + "]";
+      } else {
+        out += ", " + k + ": " + value(k);
+      }
+    }
+    return close(anchor, out + "}");
+  }
+
+  std::string list_of_workloads() {
+    std::string anchor = open(list), out = "[";
+    const std::size_t n = 1 + pick(4);
+    for (std::size_t i = 0; i < n; ++i) out += (i ? ", " : "") + workload(0);
+    return close(anchor, out + "]");
+  }
+};
+
+// Loads `input` and checks the outcome: sane cases, or diagnostics each on one line.
+// Returns false when the input was rejected.
+bool load_checked(const std::string& input, const scenario::LoadOptions& opts) {
+  INFO("input: ", input);
+  try {
+    auto suite =
+        scenario::load_text(input, std::string(ATTNPROF_SOURCE_DIR) + "/scenarios/fuzz.yaml", opts);
+    std::set<std::string> keys;
+    for (const auto& c : suite.cases) {
+      CHECK(keys.insert(c.key).second);
+      CHECK(c.q_len >= 1);
+      CHECK(c.kv_len >= c.q_len);
+      CHECK(c.batch >= 1);
+      CHECK(c.model.heads % c.model.kv_heads == 0);
+    }
+    return true;
+  } catch (const util::InputError& e) {
+    CHECK_FALSE(e.diagnostics().empty());
+    for (const auto& d : e.diagnostics()) {
+      CHECK_FALSE(d.message.empty());
+      CHECK(d.to_string().find('\n') == std::string::npos);
+    }
+    return false;
+  } catch (const std::exception& e) {
+    FAIL("unexpected exception: ", e.what());
+    return false;
+  }
+}
+
 long env_or(const char* name, long fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtol(v, nullptr, 10) : fallback;
@@ -159,32 +308,41 @@ TEST_SUITE("scenario::loader fuzz") {
     const auto pool = seeds();
     long loaded = 0, rejected = 0;
     for (long i = 0; i < iterations; ++i) {
-      std::string input = mutate(pool[i % pool.size()], rng, pool);
-      try {
-        auto suite = scenario::load_text(
-            input, std::string(ATTNPROF_SOURCE_DIR) + "/scenarios/fuzz.yaml", opts);
+      if (load_checked(mutate(pool[i % pool.size()], rng, pool), opts))
         ++loaded;
-        std::set<std::string> keys;
-        for (const auto& c : suite.cases) {
-          INFO("input: ", input);
-          CHECK(keys.insert(c.key).second);
-          CHECK(c.q_len >= 1);
-          CHECK(c.kv_len >= c.q_len);
-          CHECK(c.batch >= 1);
-          CHECK(c.model.heads % c.model.kv_heads == 0);
-        }
-      } catch (const util::InputError& e) {
+      else
         ++rejected;
-        INFO("input: ", input);
-        CHECK_FALSE(e.diagnostics().empty());
-        for (const auto& d : e.diagnostics()) CHECK_FALSE(d.message.empty());
-      } catch (const std::exception& e) {
-        INFO("input: ", input);
-        FAIL("unexpected exception: ", e.what());
-      }
     }
     MESSAGE("fuzz: ", iterations, " inputs, ", loaded, " loaded, ", rejected, " rejected");
     CHECK(loaded + rejected == iterations);
     CHECK(loaded > 0);  // the mutations must not be so wild that nothing ever loads
+  }
+
+  TEST_CASE("anchors, aliases and merge keys at random, self-references included") {
+    const long iterations = env_or("ATTNPROF_FUZZ_ITERATIONS", 3000);
+    std::mt19937_64 rng(static_cast<std::uint64_t>(env_or("ATTNPROF_FUZZ_SEED", 1)));
+    scenario::LoadOptions opts{{"sdpa.auto", "sdpa.math", "eager"}};
+    AliasDocuments gen(rng);
+    long loaded = 0, rejected = 0, cycles = 0;
+    for (long i = 0; i < iterations; ++i) {
+      const std::string doc = gen.document();
+      if (load_checked(doc, opts)) {
+        ++loaded;
+        continue;
+      }
+      ++rejected;
+      try {
+        scenario::load_text(doc, "f.yaml", opts);
+      } catch (const util::InputError& e) {
+        for (const auto& d : e.diagnostics())
+          if (d.message.find("contains an alias to itself") != std::string::npos) ++cycles;
+      }
+    }
+    MESSAGE("alias fuzz: ", iterations, " documents, ", loaded, " loaded, ", rejected,
+            " rejected, ", cycles, " self-references");
+    // The generator must reach all three outcomes, or it tests less than it claims.
+    CHECK(loaded > 0);
+    CHECK(cycles > 0);
+    CHECK(rejected > cycles);
   }
 }

@@ -99,4 +99,67 @@ TEST_SUITE("store::portable") {
           "in.jsonl:2: annotation: a reason is required");
     CHECK(import_error(db, head + "{not json\n").rfind("in.jsonl:2: not JSON (", 0) == 0);
   }
+
+  TEST_CASE("only the exact export version is read") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    auto header = [&](const std::string& version) {
+      return import_error(db, "{\"format\":\"attnprof-history\",\"version\":" + version + "}\n");
+    };
+    CHECK(header("1") == "no error");
+    CHECK(header("0") ==
+          "in.jsonl:1: \"version\": 0 is not an export version (this attnprof reads 1)");
+    CHECK(header("-1") ==
+          "in.jsonl:1: \"version\": -1 is not an export version (this attnprof reads 1)");
+    CHECK(header("1.5") == "in.jsonl:1: \"version\": expected the integer 1, got 1.5");
+    CHECK(header("1.0") == "in.jsonl:1: \"version\": expected the integer 1, got 1.0");
+    CHECK(header("\"1\"") == "in.jsonl:1: \"version\": expected the integer 1, got \"1\"");
+    CHECK(header("18446744073709551616") ==
+          "in.jsonl:1: \"version\": expected the integer 1, got 1.8446744073709552e+19");
+    CHECK(header("2") == "in.jsonl:1: export version 2 is newer than this attnprof reads (1)");
+    CHECK(import_error(db, "{\"format\":\"attnprof-history\"}\n") ==
+          "in.jsonl:1: \"version\": expected the integer 1, got nothing");
+  }
+
+  TEST_CASE("a field of the wrong type or unequal sample arrays: the line and the field") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    const std::string head = "{\"format\":\"attnprof-history\",\"version\":1}\n";
+    CHECK(import_error(db, head + "{\"run\":{\"id\":\"r\",\"started_ns\":\"soon\"}}\n") ==
+          "in.jsonl:2: field \"run.started_ns\": expected an integer, got string \"soon\"");
+    CHECK(import_error(db, head + "{\"run\":{\"id\":\"r\",\"cases\":[{\"spec\":{},\"samples\":"
+                                  "{\"ns\":[1,2,3],\"at_ns\":[1,2,3],\"sm_clock_mhz\":[null,null],"
+                                  "\"dropped\":[0,0,0]}}]}}\n") ==
+          "in.jsonl:2: field \"run.cases[0].samples.sm_clock_mhz\": 2 values, but ns has 3: the "
+          "sample arrays must be equally long");
+    CHECK(import_error(db, head + "{\"run\":{\"id\":\"r\"},\"verdicts\":[{\"case\":\"k\","
+                                  "\"verdict\":\"ok\",\"ratio\":\"1.0\"}]}\n") ==
+          "in.jsonl:2: field \"verdicts[0].ratio\": expected a number, got string \"1.0\"");
+    CHECK(import_error(db, head + "{\"annotation\":{\"kind\":\"accept\",\"reason\":5}}\n") ==
+          "in.jsonl:2: field \"annotation.reason\": expected a string, got number 5");
+    CHECK(import_error(db, head + "[1]\n") ==
+          "in.jsonl:2: expected an object with \"run\" or \"annotation\"");
+    CHECK(db.list_runs().empty());
+  }
+
+  TEST_CASE("a damaged line adds nothing, not even the good lines before it") {
+    TempDir src_dir;
+    auto src = Database::open(src_dir.file("src.db"));
+    src.write_run(make_run("a", 1));
+    src.write_run(make_run("b", 2));
+    std::ostringstream out;
+    store::export_jsonl(src, out);
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    CHECK(import_error(db, out.str() + "{\"run\":{\"id\":\"x\",\"pr\":7}}\n") ==
+          "in.jsonl:4: field \"run.pr\": expected a string, got number 7");
+    CHECK(db.list_runs().empty());
+    // A failure while writing (here a required field the database checks) rolls back too.
+    CHECK(
+        import_error(db, out.str() + "{\"annotation\":{\"kind\":\"accept\",\"author\":\"x\"}}\n") ==
+        "in.jsonl:4: annotation: a reason is required");
+    CHECK(db.list_runs().empty());
+    CHECK(import_error(db, out.str()) == "no error");
+    CHECK(db.list_runs().size() == 2);
+  }
 }

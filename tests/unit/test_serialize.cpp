@@ -45,12 +45,44 @@ TEST_SUITE("store::serialize") {
     CHECK(d.loc.line == 12);
   }
 
+  TEST_CASE("a field of the wrong type is an input error naming the field's path") {
+    auto err = [](const nlohmann::json& j) {
+      try {
+        store::run_from_json(j);
+        return std::string("no error");
+      } catch (const store::FieldError& e) {
+        return e.field() + ": " + e.problem();
+      }
+    };
+    CHECK(err({{"started_ns", "12"}}) == "started_ns: expected an integer, got string \"12\"");
+    CHECK(err({{"started_ns", 1.5}}) == "started_ns: expected an integer, got number 1.5");
+    CHECK(err({{"cases", {{{"spec", {{"batch", "x"}}}}}}}) ==
+          "cases[0].spec.batch: expected an integer, got string \"x\"");
+    CHECK(err({{"cases", {{{"spec", {{"seed", -1}}}}}}}) ==
+          "cases[0].spec.seed: expected a non-negative integer, got number -1");
+    CHECK(err({{"cases", {{{"spec", {{"batch", 1ull << 40}}}}}}}) ==
+          "cases[0].spec.batch: expected an integer in range, got number 1099511627776");
+    CHECK(err({{"cases",
+                {{{"spec", nlohmann::json::object()},
+                  {"samples", {{"ns", {1, 2}}, {"at_ns", {1}}}}}}}}) ==
+          "cases[0].samples.at_ns: 1 values, but ns has 2: the sample arrays must be equally "
+          "long");
+    CHECK(err({{"cases",
+                {{{"spec", nlohmann::json::object()},
+                  {"cost",
+                   {{{"kernels",
+                      nlohmann::json::array({nlohmann::json::array({"k", "many"})})}}}}}}}}) ==
+          "cases[0].cost[0].kernels[0]: expected an integer, got string \"many\"");
+    CHECK(err({{"env", {{"cpu", 3}}}}) == "env.cpu: expected a string, got number 3");
+    CHECK(err({{"cases", {{{"spec", 7}}}}}) == "cases[0].spec: expected an object, got number 7");
+  }
+
   TEST_CASE("an unknown enum value is an input error naming the field") {
     try {
       store::case_from_json({{"dtype", "fp8"}});
       FAIL("no error");
     } catch (const util::InputError& e) {
-      CHECK(std::string(e.what()) == "run JSON: unknown dtype \"fp8\"");
+      CHECK(std::string(e.what()) == "run JSON: dtype: unknown value \"fp8\"");
     }
   }
 }
