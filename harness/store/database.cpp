@@ -123,6 +123,26 @@ int validate(sql::Connection& db) {
           "untouched: pass another --db",
           db.path(), v, missing));
   }
+  // An older version is migrated: what the later migrations add must not be there already, or
+  // the migration would fail half-way through a file it has started to change.
+  if (v < schema::current_version) {
+    const Layout& next = expected_layout(schema::current_version);
+    const Layout& now = expected_layout(v);
+    for (const auto& [table, columns] : have) {
+      const auto was = now.find(table);
+      const auto will = next.find(table);
+      if (will == next.end()) continue;  // not ours to judge: no migration touches it
+      for (const auto& c : columns)
+        if ((was == now.end() || std::find(was->second.begin(), was->second.end(), c) ==
+                                     was->second.end()))
+          throw util::EnvironmentError(fmt::format(
+              "{}: says schema version {} but has {} of a later version: damaged; it was left "
+              "untouched: restore it from a backup, or pass another --db",
+              db.path(), v,
+              was == now.end() ? fmt::format("table \"{}\"", table)
+                               : fmt::format("column \"{}\" in table \"{}\"", c, table)));
+    }
+  }
   return v;
 }
 
@@ -763,7 +783,15 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
   auto each = [&](const char* sql, auto&& fn) {
     sql::Statement st(m_db, sql);
     st.bind(1, run.id);
-    while (st.step()) fn(run.cases[index.at(st.int64(0))], st);
+    while (st.step()) {
+      auto it = index.find(st.int64(0));
+      if (it == index.end())
+        throw util::EnvironmentError(fmt::format(
+            "{}: a row for case {} that run {} does not hold; the history is damaged: restore it "
+            "from a backup, or export what is readable and import it into a new one",
+            m_db.path(), st.int64(0), run.id));
+      fn(run.cases[it->second], st);
+    }
   };
   each(
       "SELECT case_id, ns, at_ns, sm_clock_mhz, dropped FROM samples WHERE case_id IN "
