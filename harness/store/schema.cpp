@@ -98,9 +98,18 @@ CREATE TABLE annotations(
 CREATE INDEX annotations_by_run ON annotations(run_id);
 )sql";
 
+// v4: indexes for history reads (history.cpp), which walk runs newest first and stop after N:
+// by branch in time order (trend and history with --branch but no environment), and by commit
+// (a --commits range resolves its ends by prefix). Indexes only, so it applies to any v3.
+constexpr const char* v4 = R"sql(
+CREATE INDEX runs_by_branch_time ON runs(git_branch, started_ns);
+CREATE INDEX runs_by_commit ON runs(git_commit);
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
+    {4, "indexes for history reads: runs by branch and time, runs by commit", v4},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

@@ -15,6 +15,8 @@ struct Migration {
 };
 
 std::span<const Migration> migrations();
-inline constexpr int current_version = 2;
+// 4, not 3: version 3 (A/B run pairs) is being added on another branch at the same time; v4
+// holds only CREATE INDEX statements so the two merge in either order.
+inline constexpr int current_version = 4;
 
 }  // namespace attnprof::store::schema
