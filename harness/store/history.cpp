@@ -203,7 +203,9 @@ std::vector<HistoryRow> read(Database& db, const HistoryFilter& f, std::vector<Q
 
   const std::string glob = f.case_glob.empty() ? std::string("*") : f.case_glob;
   std::vector<std::string> keys;
-  if (f.case_keys.empty()) {
+  if (f.case_keys.empty() && glob.find_first_of("*?[") == std::string::npos) {
+    keys = {glob};  // one key by name (trend's usual argument): nothing to list
+  } else if (f.case_keys.empty()) {
     keys = matching_keys(rd, glob);
   } else {
     for (const auto& k : f.case_keys)
@@ -217,8 +219,10 @@ std::vector<HistoryRow> read(Database& db, const HistoryFilter& f, std::vector<Q
   for (const auto& key : keys) {
     bool walk_runs = false;
     if (limit > 0) {
-      auto& n = rd.statement("SELECT count(*) FROM cases WHERE case_key = ?1",
-                             [&](sql::Statement& s) { s.bind(1, key); });
+      // Counting stops at the threshold: a key's whole count would cost as much as reading it.
+      auto& n = rd.statement(
+          "SELECT count(*) FROM (SELECT 1 FROM cases WHERE case_key = ?1 LIMIT ?2)",
+          [&](sql::Statement& s) { s.bind(1, key).bind(2, walk_runs_above * limit + 1); });
       walk_runs = n.step() && n.int64(0) > walk_runs_above * limit;
     }
     for (const auto& name : metric_names(rd, key, f.metric)) {
