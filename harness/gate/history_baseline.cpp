@@ -82,6 +82,10 @@ Baseline history_baseline(store::Database& db, const core::Run& judged, const Hi
   // Newest first per case, the segment cut keeps a suffix, so `window` rows suffice for it;
   // each run-scoped ignore or the judged run itself may take one row out of the middle.
   f.last = o.window + static_cast<int>(run_ignores.size()) + 1;
+  for (const auto& cr : judged.cases) {  // only the judged cases: history reads them one by one
+    f.case_keys.push_back(cr.spec.key);
+    f.case_keys.insert(f.case_keys.end(), cr.spec.aliases.begin(), cr.spec.aliases.end());
+  }
   std::map<std::string, std::vector<Point>> series;
   for (auto& row : store::history(db, f)) {
     if (row.run_id == judged.id || row.value <= 0) continue;

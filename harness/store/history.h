@@ -1,5 +1,8 @@
 // History queries: one metric of matching cases over matching runs. Every filter is a bound
 // parameter; the only SQL text chosen from input is a summary column, picked from a fixed list.
+// Filters, ordering and the newest-N cut all run in SQL on indexes (schema.cpp, v4), one
+// statement per case and metric, so reading a case's newest 30 runs costs about 30 index probes
+// however long the history is.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,8 @@ inline constexpr const char* default_metric = "summary.median_ns";
 
 struct HistoryFilter {
   std::string case_glob = "*";          // SQLite GLOB on the case key (case-sensitive)
+  std::vector<std::string> case_keys;   // exact keys (each must also match case_glob); empty:
+                                        // every stored key case_glob matches
   std::string kernel;                   // exact; empty: any
   std::string metric = default_metric;  // GLOB on the metric name
   std::string branch;                   // exact; empty: any
@@ -39,5 +44,15 @@ struct HistoryRow {
 // Ordered by case key, metric, then run start (oldest first). util::InputError when a commit
 // of the range matches no run.
 std::vector<HistoryRow> history(Database& db, const HistoryFilter& filter);
+
+// What SQLite plans for each distinct statement history() runs for this filter on this
+// database: EXPLAIN QUERY PLAN's detail lines, e.g. "SEARCH runs USING INDEX runs_by_branch
+// (git_branch=? AND env_fingerprint=?)". Tests check them, so a schema change that turns a read
+// into a table scan fails a test instead of slowing every gate down.
+struct QueryPlan {
+  std::string sql;
+  std::vector<std::string> steps;
+};
+std::vector<QueryPlan> explain_history(Database& db, const HistoryFilter& filter);
 
 }  // namespace attnprof::store

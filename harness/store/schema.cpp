@@ -119,10 +119,19 @@ CREATE TABLE ab_rounds(
 ) WITHOUT ROWID;
 )sql";
 
+// v4: indexes for history reads (history.cpp), which walk runs newest first and stop after N:
+// by branch in time order (trend and history with --branch but no environment), and by commit
+// (a --commits range resolves its ends by prefix). Indexes only.
+constexpr const char* v4 = R"sql(
+CREATE INDEX runs_by_branch_time ON runs(git_branch, started_ns);
+CREATE INDEX runs_by_commit ON runs(git_commit);
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
     {3, "A/B pairs and their rounds", v3},
+    {4, "indexes for history reads: runs by branch and time, runs by commit", v4},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

@@ -3,7 +3,7 @@
 //   naive_forward: the reference. Materializes each head's scores, accumulates in double; slow
 //                  and obviously right, so every other kernel is checked against it.
 //   flash_forward: tiled online softmax in the FlashAttention-2 manner, fp32 accumulation,
-//                  multi-threaded over (batch, head, query tile).
+//                  SIMD tiles, multi-threaded over (batch, kv head, query positions).
 #pragma once
 
 #include "kernels/attention_params.h"
@@ -12,11 +12,20 @@ namespace attnprof::kernels::cpu {
 
 Status naive_forward(const AttentionParams& p);
 
-// Tile sizes of flash_forward: query rows per work item, keys per inner step.
-inline constexpr int flash_block_q = 32;
+// Tile sizes of flash_forward: query rows per work item (all query heads of a kv head's group
+// at max(1, flash_item_rows / group) positions), keys per inner step.
+inline constexpr int flash_item_rows = 256;
 inline constexpr int flash_block_k = 64;
+
+// The SIMD tile routines flash_forward has: portable (128-bit vector extensions: SSE2 on
+// x86-64, NEON on aarch64), avx2 (256-bit with FMA), avx512 (512-bit, AVX-512F).
+enum class Simd { portable, avx2, avx512 };
+const char* to_string(Simd);
+Simd best_simd();  // the widest this CPU and OS support; what flash_forward uses
 
 // threads <= 0: std::thread::hardware_concurrency(). threads == 1 runs on the calling thread.
 Status flash_forward(const AttentionParams& p, int threads);
+// The same with the given tile routine (tests run each); unsupported if the CPU lacks it.
+Status flash_forward(const AttentionParams& p, int threads, Simd simd);
 
 }  // namespace attnprof::kernels::cpu

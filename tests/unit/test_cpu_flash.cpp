@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/cpu/attention.h"
@@ -10,25 +11,43 @@ using namespace attnprof::kernels::cpu;
 
 namespace {
 
-// flash_forward against naive_forward on the same inputs; returns the largest difference.
+// Every tile routine this CPU can run: the portable one is checked everywhere, the AVX2 and
+// AVX-512 ones where the CPU has them.
+std::vector<Simd> simd_levels() {
+  std::vector<Simd> levels;
+  for (Simd s : {Simd::portable, Simd::avx2, Simd::avx512})
+    if (static_cast<int>(s) <= static_cast<int>(best_simd())) levels.push_back(s);
+  return levels;
+}
+
+// flash_forward against naive_forward on the same inputs, with each tile routine; returns the
+// largest difference.
 double flash_vs_naive(const ProblemShape& shape, int threads) {
   Problem ref = make_problem(shape);
   REQUIRE(naive_forward(ref.params()).ok());
-  Problem got = make_problem(shape);
-  const Status s = flash_forward(got.params(), threads);
-  REQUIRE_MESSAGE(s.ok(), s.message);
-  return max_abs_diff(got.output(), ref.output());
+  double worst = 0;
+  for (Simd simd : simd_levels()) {
+    CAPTURE(to_string(simd));
+    Problem got = make_problem(shape);
+    const Status s = flash_forward(got.params(), threads, simd);
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    worst = std::max(worst, max_abs_diff(got.output(), ref.output()));
+  }
+  return worst;
 }
 
 struct Geometry {
   int batch, heads_q, heads_kv, seq_q, seq_k, head_dim;
 };
 
-// Shapes that cross tile edges (block_q 32, block_k 64), GQA 1/4/8, decode (Sq = 1),
-// Sq < Sk (chunked prefill) and Sq > Sk (rows before the first key see nothing under causal).
+// Shapes that cross tile edges (items of 256 rows, 64 keys per tile), GQA 1/4/8, decode
+// (Sq = 1), Sq < Sk (chunked prefill), Sq > Sk (rows before the first key see nothing under
+// causal), and head dimensions that are no multiple of a vector (20: 4 lanes, not 8 or 16;
+// 72: 8 lanes, not 16).
 const Geometry geometries[] = {
     {1, 1, 1, 1, 1, 64},    {2, 4, 4, 37, 37, 64},  {1, 8, 2, 100, 100, 32},
     {2, 8, 1, 1, 257, 128}, {1, 4, 4, 33, 129, 64}, {1, 2, 2, 70, 20, 16},
+    {1, 3, 3, 65, 65, 20},  {1, 4, 1, 19, 150, 72}, {1, 1, 1, 300, 300, 32},
 };
 
 struct MaskCase {
@@ -75,10 +94,22 @@ TEST_SUITE("kernels::cpu::flash") {
 
   TEST_CASE("the result does not depend on the thread count") {
     ProblemShape s{2, 4, 2, 130, 130, 64, ScalarType::f32, true};
-    Problem one = make_problem(s), many = make_problem(s);
-    REQUIRE(flash_forward(one.params(), 1).ok());
-    REQUIRE(flash_forward(many.params(), 5).ok());
-    CHECK(max_abs_diff(one.output(), many.output()) == 0.0);
+    for (Simd simd : simd_levels()) {
+      CAPTURE(to_string(simd));
+      Problem one = make_problem(s), many = make_problem(s);
+      REQUIRE(flash_forward(one.params(), 1, simd).ok());
+      REQUIRE(flash_forward(many.params(), 5, simd).ok());
+      CHECK(max_abs_diff(one.output(), many.output()) == 0.0);
+    }
+  }
+
+  TEST_CASE("a tile routine the CPU lacks is refused, not run") {
+    if (best_simd() == Simd::avx512) return;  // nothing to refuse on this machine
+    ProblemShape s{1, 1, 1, 4, 4, 16};
+    Problem pr = make_problem(s);
+    const Status st = flash_forward(pr.params(), 1, Simd::avx512);
+    CHECK(st.code == Status::Code::unsupported);
+    CHECK(st.message == "this CPU has no avx512");
   }
 
   TEST_CASE("a wrong answer is caught: the check is not vacuous") {

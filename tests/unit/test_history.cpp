@@ -123,4 +123,136 @@ TEST_SUITE("store::history") {
     CHECK(error_of([&] { store::history(h.db, {.branch = "feature", .commit_to = "c1"}); }) ==
           "history: no run on branch \"feature\" has a commit starting with \"c1\"");
   }
+
+  TEST_CASE("the newest N are the tail of the full history, whichever way they are read") {
+    // With N at most a quarter of the key's stored cases the read walks runs newest first;
+    // above, it reads every case of the key and sorts. Both must cut the same rows.
+    History h;
+    const std::string key = "m/prefill/b1-s128-fp32-none/cpu.naive";  // 7 runs, 6 on main
+    for (const std::string& branch : {std::string("main"), std::string()}) {
+      auto all = store::history(h.db, {.case_glob = key, .branch = branch});
+      REQUIRE(all.size() == (branch.empty() ? 7u : 6u));
+      for (int n = 1; n <= 8; ++n) {
+        CAPTURE(n);
+        auto last = store::history(h.db, {.case_glob = key, .branch = branch, .last = n});
+        REQUIRE(last.size() == std::min<std::size_t>(n, all.size()));
+        for (std::size_t i = 0; i < last.size(); ++i)
+          CHECK(last[i].run_id == all[all.size() - last.size() + i].run_id);
+      }
+    }
+    CHECK(store::history(h.db, {.case_glob = key, .last = 0}).empty());
+    CHECK(store::history(h.db, {.case_glob = key, .last = -3}).empty());
+  }
+
+  TEST_CASE("exact case keys: only those, each also under the glob, unknown ones give nothing") {
+    History h;
+    const std::string a = "m/prefill/b1-s128-fp32-none/cpu.naive";
+    const std::string b = "m/prefill/b1-s256-fp32-none/cpu.naive";
+    auto rows = store::history(h.db, {.case_keys = {b, "no/such/case", a, b}, .branch = "main"});
+    REQUIRE(rows.size() == 11);  // a: 5 runs here and 1 on the other machine, b: 5
+    CHECK(rows[0].case_key == a);
+    CHECK(rows[5].case_key == a);
+    CHECK(rows[6].case_key == b);
+    CHECK(store::history(h.db, {.case_glob = "*s256*", .case_keys = {a, b}}).size() == 6);
+  }
+}
+
+namespace {
+
+// The plan steps of every history read for `f` that read a whole table, each with its
+// statement. Walking an index in the order a statement asks for, cut by its LIMIT (runs newest
+// first, the next case key), is no whole read; the same walk followed by a sort is.
+std::vector<std::string> table_scans(Database& db, const HistoryFilter& f) {
+  std::vector<std::string> scans;
+  for (const auto& plan : store::explain_history(db, f)) {
+    bool sorted = false;
+    for (const auto& step : plan.steps) sorted = sorted || step.starts_with("USE TEMP B-TREE");
+    const bool ordered_walk = plan.sql.find(" LIMIT ") != std::string::npos && !sorted;
+    for (const auto& step : plan.steps)
+      for (const char* table : {"runs", "cases", "samples", "summaries", "metrics"}) {
+        const std::string scan = std::string("SCAN ") + table;
+        if (step != scan && !step.starts_with(scan + " ")) continue;
+        if (!ordered_walk || step.find(" USING ") == std::string::npos)
+          scans.push_back(step + "  <- " + plan.sql);
+      }
+  }
+  return scans;
+}
+
+// The plan of the one statement that reads values for `f`.
+std::vector<std::string> value_plan(Database& db, const HistoryFilter& f) {
+  for (const auto& plan : store::explain_history(db, f))
+    if (plan.sql.starts_with("SELECT runs.id")) return plan.steps;
+  return {};
+}
+
+}  // namespace
+
+TEST_SUITE("store::history plans") {
+  // The History fixture's s128 case is in 7 runs: --last 1 walks runs, no --last reads the key.
+  const std::string key = "m/prefill/b1-s128-fp32-none/cpu.naive";
+
+  TEST_CASE("every read is served by an index, for every kind of filter") {
+    History h;
+    const std::string fp = testing::cpu_env().fingerprint();
+    const HistoryFilter filters[] = {
+        {.case_keys = {key},
+         .branch = "main",
+         .env_fingerprint = fp,
+         .until_ns = 20 * day,
+         .last = 1},
+        {.case_glob = "m/prefill/*", .branch = "main", .last = 1},
+        {.case_glob = "*s128*", .last = 1},
+        {.case_glob = key, .env_fingerprint = fp.substr(0, 4), .last = 1},
+        {.case_glob = key, .branch = "main", .commit_from = "c1", .commit_to = "c3"},
+        {.case_glob = "*", .kernel = "cpu.naive", .metric = "*", .status = ""},
+        {.case_glob = key, .metric = "throughput.tflops", .since_ns = 11 * day, .last = 2},
+    };
+    for (const auto& f : filters) {
+      CAPTURE(f.case_glob);
+      CHECK(table_scans(h.db, f) == std::vector<std::string>{});
+    }
+  }
+
+  TEST_CASE("the gate's read walks runs_by_branch newest first, one probe per run, no sort") {
+    History h;
+    const std::string fp = testing::cpu_env().fingerprint();
+    CHECK(value_plan(h.db, {.case_keys = {key},
+                            .branch = "main",
+                            .env_fingerprint = fp,
+                            .until_ns = 20 * day,
+                            .last = 1}) ==
+          std::vector<std::string>{
+              "SEARCH runs USING INDEX runs_by_branch (git_branch=? AND env_fingerprint=? AND "
+              "started_ns<?)",
+              "SEARCH cases USING INDEX sqlite_autoindex_cases_1 (run_id=? AND case_key=?)",
+              "SEARCH summaries USING INTEGER PRIMARY KEY (rowid=?)"});
+  }
+
+  TEST_CASE("trend's read (a branch, no environment) walks runs_by_branch_time") {
+    History h;
+    CHECK(
+        value_plan(
+            h.db, {.case_glob = key, .metric = "throughput.tflops", .branch = "main", .last = 1}) ==
+        std::vector<std::string>{
+            "SEARCH runs USING INDEX runs_by_branch_time (git_branch=?)",
+            "SEARCH cases USING INDEX sqlite_autoindex_cases_1 (run_id=? AND case_key=?)",
+            "SEARCH metrics USING PRIMARY KEY (case_id=? AND name=?)"});
+  }
+
+  TEST_CASE("a whole history reads the key's cases through cases_by_key") {
+    History h;
+    CHECK(value_plan(h.db, {.case_glob = key})[0] ==
+          "SEARCH cases USING INDEX cases_by_key (case_key=?)");
+  }
+
+  TEST_CASE("without the indexes the same reads scan, and the check says so") {
+    History h;
+    h.db.connection().exec(
+        "DROP INDEX runs_by_branch; DROP INDEX runs_by_branch_time; DROP INDEX runs_by_time");
+    auto scans = table_scans(h.db, {.case_glob = key, .branch = "main", .last = 1});
+    REQUIRE(scans.size() == 1);
+    CHECK(scans[0].starts_with("SCAN runs "));
+    CHECK(scans[0].find("  <- SELECT runs.id") != std::string::npos);
+  }
 }
