@@ -11,10 +11,15 @@
 #include "harness/stats/hodges_lehmann.h"
 #include "harness/stats/mann_whitney.h"
 #include "harness/stats/quantile.h"
+#include "harness/stats/runs_test.h"
 #include "harness/stats/signed_rank.h"
 
 namespace attnprof::gate {
 namespace {
+
+// Below this, the runs test says the rounds come in stretches. Strict on purpose: a true
+// change with steady rounds is downgraded once in a thousand cases.
+constexpr double unsteady_p = 0.001;
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
@@ -120,7 +125,7 @@ StopCheck check_stop(std::span<const PairedRound> rounds, double tolerance, cons
 
 std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases, const Options& options) {
   std::vector<CaseVerdict> out;
-  std::vector<std::size_t> compared;
+  std::vector<std::size_t> compared, compared_case;
   std::vector<std::string> bases, notes;
   const int needed = min_rounds(options.confidence);
   for (const auto& pc : cases) {
@@ -188,6 +193,7 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases, const
                                  : fmt::format("paired, {} rounds", d.size()));
         notes.push_back(order_effect(pc.rounds));
         compared.push_back(out.size());
+        compared_case.push_back(static_cast<std::size_t>(&pc - cases.data()));
       }
     }
     out.push_back(std::move(v));
@@ -199,6 +205,45 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases, const
     CaseVerdict& v = out[compared[j]];
     v.p_adjusted = adjusted[j];
     decide(v, options, bases[j], "more rounds would tell", notes[j]);
+  }
+  // A verdict of change needs rounds that tell one story. When the per-round ratios come in
+  // stretches (one worker slow for seconds, then not: a descheduled thread on a shared machine),
+  // the change is claimed only if it holds in every stretch of at least three rounds, the one
+  // where the two sides were closest included; otherwise it is the machine's state.
+  for (std::size_t j = 0; j < compared.size(); ++j) {
+    CaseVerdict& v = out[compared[j]];
+    if (v.verdict != Verdict::regression && v.verdict != Verdict::improvement) continue;
+    const std::vector<double> d = log_ratios(cases[compared_case[j]].rounds);
+    const stats::RunsTest rt = stats::runs_test(d);
+    if (rt.p_fewer >= unsteady_p) continue;
+    // Each stretch's own level: the median of a run of rounds on one side of the median.
+    const double m = stats::median(d);
+    double level = v.verdict == Verdict::regression ? HUGE_VAL : -HUGE_VAL;
+    std::vector<double> run;
+    auto close_run = [&] {
+      if (run.size() >= 3) {
+        const double l = std::exp(stats::median(run));
+        level = v.verdict == Verdict::regression ? std::min(level, l) : std::max(level, l);
+      }
+      run.clear();
+    };
+    int side = 0;
+    for (double x : d) {
+      if (x == m) continue;
+      const int s2 = x > m ? 1 : -1;
+      if (s2 != side) close_run();
+      side = s2;
+      run.push_back(x);
+    }
+    close_run();
+    if (v.verdict == Verdict::regression ? level > 1 + v.tolerance : level < 1 - v.tolerance)
+      continue;
+    v.reason = fmt::format(
+        "{:.3f}x, but the rounds came in stretches ({} runs above and below their median where "
+        "{:.0f} were expected, p {:.1e}) and in one of them the ratio was {:.3f}x: one side's "
+        "state changed while it was measured; measure again on a quieter machine",
+        v.ratio, rt.runs, rt.expected, rt.p_fewer, level);
+    v.verdict = Verdict::inconclusive;
   }
   return out;
 }

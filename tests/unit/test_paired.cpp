@@ -72,6 +72,24 @@ TEST_SUITE("gate::paired") {
           "adjusted p 3.1e-05");
     CHECK(gate::exit_code(v) == util::exit_gate_failed);
   }
+  TEST_CASE("a change seen only while one side sat in a slow state is not claimed") {
+    // Head 2.5x slower for the first 24 rounds (a descheduled thread), then level with base.
+    std::vector<double> ratios;
+    for (int i = 0; i < 32; ++i) ratios.push_back((i < 24 ? 2.5 : 1.0) * (1 + 0.0001 * i));
+    std::vector<gate::PairedCase> cases{ok_case("k", rounds_of(ratios))};
+    auto v = gate::compare_paired(cases, tol(0.05));
+    REQUIRE(v.size() == 1);
+    INFO(v[0].reason);
+    CHECK(v[0].verdict == gate::Verdict::inconclusive);
+    CHECK(v[0].reason.find("the rounds came in stretches (3 runs above and below their median "
+                           "where 17 were expected") != std::string::npos);
+    CHECK(v[0].reason.find("in one of them the ratio was 1.003x") != std::string::npos);
+    // A real 40% slowdown with the same stretches holds in the better half too.
+    for (auto& r : ratios) r *= 1.4;
+    cases = {ok_case("k", rounds_of(ratios))};
+    v = gate::compare_paired(cases, tol(0.05));
+    CHECK(v[0].verdict == gate::Verdict::regression);
+  }
   TEST_CASE("fewer rounds than a 99% interval needs: inconclusive, never unchanged") {
     std::vector<gate::PairedCase> cases{
         ok_case("k", rounds_of({1, 1.001, 0.999, 1, 1.0, 1.002, 0.998}))};
