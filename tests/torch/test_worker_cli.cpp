@@ -135,6 +135,18 @@ TEST_SUITE("cli.worker") {
     CHECK(attnprof(d.path, "validate s.yaml").rc == 0);  // without plugins: syntax only
   }
 
+  TEST_CASE("--plugin with a bare file name loads the file in this folder") {
+    TempDir d;
+    sh("cp '" + plugin + "' '" + (d.path / "libmine.so").string() + "'");
+    d.write("s.yaml", suite(workload("a", "\"op:attnprof_test::attention\"")));
+    Result r = attnprof(d.path, "run s.yaml --db r.db --plugin libmine.so");
+    INFO(r.out);
+    CHECK(r.rc == 0);
+    Result e = attnprof(d.path, "env --plugin libmine.so");
+    CHECK(e.out.find("plugin:         libmine.so: op:attnprof_test::attention,") !=
+          std::string::npos);
+  }
+
   TEST_CASE("two plugins registering one namespace: exit 3 with the reason, not an abort") {
     TempDir d;
     sh("cp '" + plugin + "' '" + (d.path / "copy.so").string() + "'");
