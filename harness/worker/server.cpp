@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -35,6 +36,7 @@ struct Args {
   std::vector<std::string> substitute;  // FROM=TO: run kernel TO where a case names FROM
   runner::Options runner;
   bool no_trace = false;
+  bool malloc_default = false;
 };
 
 struct Plugin {
@@ -260,6 +262,9 @@ int serve(int argc, char** argv) {
   app.add_option("--env", a.env, "Set NAME=VALUE in this worker's environment (repeatable)");
   app.add_option("--substitute", a.substitute,
                  "FROM=TO: run kernel TO wherever a case names kernel FROM (repeatable)");
+  app.add_flag("--malloc-default", a.malloc_default,
+               "Keep glibc malloc's defaults, which return freed memory to the system and fault "
+               "it in again on the next call");
   app.set_version_flag("--version", fmt::format("attnprof-worker {} (protocol {})",
                                                 build_version, protocol_version));
   try {
@@ -275,6 +280,18 @@ int serve(int argc, char** argv) {
   } catch (const util::InputError& e) {
     for (const auto& d : e.diagnostics()) fmt::print(stderr, "{}\n", d.to_string());
     return util::exit_bad_input;
+  }
+
+  // glibc returns freed memory at the top of the heap (and every block above its mmap
+  // threshold) to the system, so a CPU kernel whose temporaries are megabytes faults its pages
+  // in again on every call: tens of thousands of page faults a second, whose cost depends on
+  // what else the machine is doing (measured here: a 2 ms sdpa.math case at 20-90 ms on a busy
+  // machine, differently in two processes). Keeping freed memory makes a sample the kernel's
+  // work, as it is in a server that runs the kernel over and over.
+  if (!a.malloc_default) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: bigger blocks still use mmap
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 << 20);
   }
 
   // The protocol owns the original stdout; everything else that writes to stdout (LibTorch
