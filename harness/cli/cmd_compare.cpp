@@ -34,7 +34,7 @@ namespace {
 struct CompareArgs {
   std::string db, run = "latest", baseline, tolerance, markdown, json;
   gate::HistoryOptions history;
-  bool strict = false, accept_from_commit = false, no_record = false;
+  bool strict = false, accept_from_commit = false, no_record = false, require_baseline = false;
   std::string pair;
 };
 
@@ -127,6 +127,7 @@ int compare(const CompareArgs& a) {
   const std::string baseline_text = from_history ? baseline.path : a.baseline;
 
   std::vector<gate::CaseVerdict> verdicts = gate::compare(baseline, *run, opts);
+  const gate::BaselineCheck check = gate::check_baseline(baseline, *run, verdicts, opts);
 
   std::vector<store::Annotation> notes = db.annotations();
   if (a.accept_from_commit) {
@@ -165,8 +166,18 @@ int compare(const CompareArgs& a) {
   fmt::print("{}", report::verdict_table(verdicts));
   fmt::print("{}\n", report::verdict_counts(verdicts));
   if (!validity_line.empty()) fmt::print("{}\n", validity_line);
+  // Said loudly, after the table where a CI log's reader looks: a gate with nothing to compare
+  // would otherwise pass quietly.
+  if (!check.warning.empty()) {
+    std::fflush(stdout);
+    fmt::print(stderr, "attnprof: {}: {}\n",
+               check.comparable || !a.require_baseline ? "warning" : "error", check.warning);
+  }
 
   std::vector<std::string> md_notes;
+  if (!check.warning.empty())
+    md_notes.push_back((check.comparable ? "**Warning:** " : "**No comparable baseline:** ") +
+                       check.warning);
   if (!validity_line.empty()) md_notes.push_back("**Environmental run:** " + validity_text);
   const std::string md = report::verdict_markdown(verdicts, *run, baseline_text, md_notes);
   if (!a.markdown.empty()) write_file(a.markdown, md, false);
@@ -176,10 +187,15 @@ int compare(const CompareArgs& a) {
     fmt::print("{}", report::verdict_annotations(verdicts));
     if (!validity_line.empty())
       fmt::print("::warning title=attnprof environmental run::{}\n", validity.reason);
+    if (!check.warning.empty())
+      fmt::print("::{} title=attnprof baseline::{}\n",
+                 !check.comparable && a.require_baseline ? "error" : "warning", check.warning);
   }
   if (!a.json.empty()) {
     nlohmann::json j = nlohmann::json::parse(report::verdict_json(verdicts, *run));
     j["baseline"] = baseline_text;
+    j["baseline_comparable"] = check.comparable;
+    if (!check.warning.empty()) j["baseline_warning"] = check.warning;
     j["validity"] = {{"environmental", validity.environmental},
                      {"compared", validity.compared},
                      {"slower", validity.slower},
@@ -201,6 +217,10 @@ int compare(const CompareArgs& a) {
     fmt::print("note: {} is not writable; verdicts not recorded\n", a.db);
   }
   const int code = gate::exit_code(verdicts, opts);
+  if (!check.comparable && a.require_baseline) {
+    fmt::print(stderr, "attnprof: --require-baseline: failing the gate (no comparable baseline)\n");
+    return util::exit_gate_failed;
+  }
   if (code == util::exit_pass && unjudged > 0) {
     fmt::print(stderr,
                "attnprof: {} regression(s) left unjudged in an environmental run: measure again "
@@ -240,6 +260,9 @@ Action setup_compare(CLI::App& sub) {
   sub.add_flag("--accept-from-commit-message", a->accept_from_commit,
                "Accept regressions named by `Perf-Accept: <glob> <reason>` trailers of the "
                "commit(s) under test (git log)");
+  sub.add_flag("--require-baseline", a->require_baseline,
+               "Fail the gate (exit 1) when there is no comparable baseline: one from another "
+               "environment, or none of the run's cases in it (or in history)");
   sub.add_flag("--no-record", a->no_record, "Do not store the verdicts in the database");
   sub.add_option("--markdown", a->markdown, "Also write the markdown report to this file");
   sub.add_option("--json", a->json, "Also write the verdicts as JSON to this file");

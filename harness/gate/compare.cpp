@@ -381,8 +381,8 @@ BaselineCheck check_baseline(const Baseline& baseline, const core::Run& run,
     std::string why;
     if (!baseline.notes.empty()) why = " (" + baseline.notes.begin()->second + ")";
     return {false, fmt::format("no comparable baseline: none of this run's {} completed case(s) "
-                               "has an entry in {} for environment {}{}; nothing was compared",
-                               completed, where, run_fp, why)};
+                               "has an entry in {}{}; nothing was compared",
+                               completed, where, why)};
   }
   return {};
 }

@@ -380,10 +380,8 @@ TEST_SUITE("gate::check_baseline") {
     CHECK_FALSE(check.comparable);
     CHECK(check.warning ==
           "no comparable baseline: none of this run's 1 completed case(s) has an entry in "
-          "history of main for environment " +
-              run.env.fingerprint() +
-              " (0 earlier run(s) of this case on main in this environment; 5 needed); nothing "
-              "was compared");
+          "history of main (0 earlier run(s) of this case on main in this environment; 5 "
+          "needed); nothing was compared");
   }
   TEST_CASE("a baseline without a fingerprint is compared, with a warning") {
     gate::Baseline b;
