@@ -34,6 +34,9 @@ Action setup_show(CLI::App& sub) {
       throw util::InputError(util::Diagnostic{
           o->db, 0, 0, fmt::format("no run \"{}\" (try `attnprof history` for ids)", o->run)});
     fmt::print("{}", store::format_run(*run));
+    if (!run->pair_id.empty())
+      fmt::print("A/B pair {} ({} side); judge it again: attnprof compare --pair {}\n",
+                 run->pair_id, run->side, run->pair_id.substr(0, 8));
     auto verdicts = db.verdicts(run->id);
     if (!verdicts.empty()) {
       fmt::print("\nverdicts\n");
