@@ -26,7 +26,7 @@ import tempfile
 
 
 def run(cmd, cwd):
-    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.run(cmd, cwd=cwd or None, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return p.returncode, p.stdout
 
 
@@ -54,7 +54,7 @@ def main():
     for t in range(a.trials):
         js = os.path.join(work, f"ab{t}.json")
         rc, out = run([attnprof, "ab", "--base", build, "--db", db, "--tolerance", a.tolerance,
-                       "--json", js, "--branch", "trials", "--commit", f"t{t}"] + a.extra, work)
+                       "--json", js, "--branch", "trials", "--commit", f"t{t}"] + a.extra, None)
         if not os.path.exists(js):
             print(out)
             sys.exit(f"trial {t}: attnprof ab exited {rc} without a report")
@@ -65,10 +65,10 @@ def main():
         base_run, head_run = rep["base_run"], rep["head_run"]
 
         bl = os.path.join(work, f"base{t}.yaml")
-        run([attnprof, "baseline", "update", "--db", db, "--run", base_run, "-o", bl], work)
+        run([attnprof, "baseline", "update", "--db", db, "--run", base_run, "-o", bl], None)
         fj = os.path.join(work, f"file{t}.json")
         rc, out = run([attnprof, "compare", "--db", db, "--run", head_run, "--baseline", bl,
-                       "--tolerance", a.tolerance, "--json", fj, "--no-record"], work)
+                       "--tolerance", a.tolerance, "--json", fj, "--no-record"], None)
         if os.path.exists(fj):
             ways["file"].update(counts(json.load(open(fj))["verdicts"]))
         passed["file"] += rc == 0
@@ -76,7 +76,7 @@ def main():
         hj = os.path.join(work, f"hist{t}.json")
         rc, out = run([attnprof, "compare", "--db", db, "--run", head_run, "--baseline", "history",
                        "--baseline-branch", "trials", "--tolerance", a.tolerance, "--json", hj,
-                       "--no-record"], work)
+                       "--no-record"], None)
         if t >= 3 and os.path.exists(hj):  # history needs a few earlier runs to say anything
             ways["history"].update(counts(json.load(open(hj))["verdicts"]))
             passed["history"] += rc == 0
