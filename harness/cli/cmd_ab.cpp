@@ -35,7 +35,7 @@ namespace {
 
 struct AbArgs {
   std::string base, head;
-  std::vector<std::string> base_args, head_args;
+  std::vector<std::string> base_args, head_args, env;
   std::vector<std::string> files, case_globs;
   std::string shard, db, tolerance, markdown, json;
   bool strict = false, no_trace = false, accept_from_commit = false, confirm = true;
@@ -168,11 +168,16 @@ int ab(const AbArgs& a) {
         fmt::format("at least {} rounds are needed for a {:.0f}% interval",
                     gate::min_rounds(opts.confidence), opts.confidence * 100)});
 
-  worker::Supervisor base(worker::Spawn{worker::resolve_worker(a.base, "--base"), a.base_args,
+  std::vector<std::string> base_args = a.base_args, head_args = a.head_args;
+  for (const auto& e : a.env) {
+    base_args.push_back("--env=" + e);
+    head_args.push_back("--env=" + e);
+  }
+  worker::Supervisor base(worker::Spawn{worker::resolve_worker(a.base, "--base"), base_args,
                                         "base"});
   worker::Supervisor head(worker::Spawn{a.head.empty() ? worker::default_worker()
                                                        : worker::resolve_worker(a.head, "--head"),
-                                        a.head_args, "head"});
+                                        head_args, "head"});
   const worker::Described& bd = base.described();
   const worker::Described& hd = head.described();
   // A kernel either side knows is a case: one the base lacks is new, one the head lacks missing.
@@ -331,6 +336,9 @@ Action setup_ab(CLI::App& sub) {
                  "An argument for the base worker, e.g. --base-arg=--threads=1 or "
                  "--base-arg=--plugin=old.so (repeatable)");
   sub.add_option("--head-arg", a->head_args, "An argument for the head worker (repeatable)");
+  sub.add_option("--env", a->env,
+                 "NAME=VALUE in both workers' environment, set before they start (repeatable); "
+                 "e.g. OMP_WAIT_POLICY=PASSIVE on a shared CPU runner");
   add_db_option(sub, a->db);
   sub.add_option("--case", a->case_globs, "Only cases whose key matches this glob (repeatable)");
   sub.add_option("--shard", a->shard, "Only CI shard i of n (e.g. 2/4)");

@@ -115,6 +115,17 @@ Client::Client(Spawn spawn, std::chrono::milliseconds start_timeout) : m_spawn(s
     if (getppid() != parent) _exit(127);
     // Its own process group: a hung worker is killed with whatever it started.
     setpgid(0, 0);
+    // --env NAME=VALUE is set here, before exec, as well as by the worker: libraries such as
+    // OpenMP read their variables when they load, before the worker's main runs.
+    for (std::size_t i = 1; i < argv_s.size(); ++i) {
+      std::string_view a = argv_s[i];
+      if (a.starts_with("--env=")) a.remove_prefix(6);
+      else if (a == "--env" && i + 1 < argv_s.size()) a = argv_s[++i];
+      else continue;
+      const auto eq = a.find('=');
+      if (eq != std::string_view::npos && eq > 0)
+        setenv(std::string(a.substr(0, eq)).c_str(), std::string(a.substr(eq + 1)).c_str(), 1);
+    }
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
