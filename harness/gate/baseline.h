@@ -41,7 +41,10 @@ struct BaselineCase {
   // the spread of these run medians instead of against pooled samples.
   std::vector<double> run_medians_ns;
   std::string timing;  // timing_mode.h; empty: not recorded (matches any mode)
-  int line = 0;        // where the entry is in the file, for messages; 0 when not from a file
+  // What a person should know about how the entry was built (history baselines: earlier runs
+  // left out because they were timed differently); ends the verdict's reason. Not in files.
+  std::string remark;
+  int line = 0;  // where the entry is in the file, for messages; 0 when not from a file
 };
 
 struct Baseline {

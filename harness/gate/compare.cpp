@@ -170,7 +170,11 @@ Basis measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineC
   v.baseline_median_ns = b.median_ns;
   v.baseline_n = b.n;
   v.p_value = v.p_adjusted = nan;
-  if (b.run_medians_ns.size() >= 2) return history_effect(v, cr, cand, b, from_history, o);
+  if (b.run_medians_ns.size() >= 2) {
+    Basis basis = history_effect(v, cr, cand, b, from_history, o);
+    basis.note = b.remark;
+    return basis;
+  }
   Basis basis{"", more_samples,
               "run-to-run noise unknown: the baseline records one run (`attnprof baseline update "
               "--runs 3` records the spread)"};

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "harness/gate/annotations.h"
+#include "harness/gate/timing_mode.h"
 #include "harness/stats/quantile.h"
 #include "harness/store/history.h"
 #include "harness/util/error.h"
@@ -16,9 +17,21 @@ namespace {
 
 struct Point {
   std::int64_t started_ns = 0;
-  std::string run_id, commit;
+  std::string run_id, commit, case_key;
   double median_ns = 0;
 };
+
+// The timer's metrics of earlier runs, by (case key, run id): what timing_mode() needs. Queried
+// only when the judged run has a GPU case (CPU cases are always timed by the wall clock).
+using TimerMetrics = std::map<std::pair<std::string, std::string>, std::map<std::string, double>>;
+TimerMetrics timer_metrics(store::Database& db, store::HistoryFilter f) {
+  TimerMetrics out;
+  for (const char* metric : {"measure.graph_batch", "measure.cupti_fraction"}) {
+    f.metric = metric;
+    for (auto& row : store::history(db, f)) out[{row.case_key, row.run_id}][metric] = row.value;
+  }
+  return out;
+}
 
 // Where a reset or accept annotation starts a new segment, if it does for this branch and
 // environment: the start of the run it names (an accept only for a run of the baseline branch
@@ -90,8 +103,12 @@ Baseline history_baseline(store::Database& db, const core::Run& judged, const Hi
   for (auto& row : store::history(db, f)) {
     if (row.run_id == judged.id || row.value <= 0) continue;
     if (judged.started_ns > 0 && row.started_ns >= judged.started_ns) continue;
-    series[row.case_key].push_back({row.started_ns, row.run_id, row.git_commit, row.value});
+    series[row.case_key].push_back(
+        {row.started_ns, row.run_id, row.git_commit, row.case_key, row.value});
   }
+  bool gpu = false;
+  for (const auto& cr : judged.cases) gpu = gpu || timing_mode(cr) != "cpu.wall";
+  const TimerMetrics timers = gpu ? timer_metrics(db, f) : TimerMetrics{};
 
   std::int64_t newest = 0;
   for (const auto& cr : judged.cases) {
@@ -110,9 +127,20 @@ Baseline history_baseline(store::Database& db, const core::Run& judged, const Hi
       for (const auto& k : keys) match = match || glob_match(bd.a->case_glob, k);
       if (match && (!cut || bd.start > cut->start)) cut = &bd;
     }
+    const std::string mode = timing_mode(cr);
     std::vector<Point> kept;
+    int retimed = 0;
+    std::string other_mode;
     for (const auto& p : points) {
       if (cut && p.started_ns < cut->start) continue;
+      if (auto t = timers.find({p.case_key, p.run_id}); !mode.empty() && t != timers.end()) {
+        const std::string earlier = timing_mode(cr.spec.hardware.device, t->second);
+        if (!earlier.empty() && earlier != mode) {
+          ++retimed;
+          other_mode = earlier;
+          continue;
+        }
+      }
       bool ignored = false;
       for (const auto* a : run_ignores)
         for (const auto& k : keys)
@@ -122,17 +150,23 @@ Baseline history_baseline(store::Database& db, const core::Run& judged, const Hi
     if (kept.size() > static_cast<std::size_t>(o.window))
       kept.erase(kept.begin(), kept.end() - o.window);
 
+    const std::string retimed_note =
+        retimed ? fmt::format("{} earlier run(s) timed as {} ({}) left out; this run is {}",
+                              retimed, other_mode, describe_timing_mode(other_mode), mode)
+                : "";
     if (kept.size() < static_cast<std::size_t>(o.min_runs)) {
       std::string since =
           cut ? fmt::format(" since annotation #{} ({} by {}: {})", cut->a->id,
                             store::to_string(cut->a->kind), cut->a->author, cut->a->reason)
               : "";
-      b.notes[cr.spec.key] =
-          fmt::format("{} earlier run(s) of this case on {} in this environment{}; {} needed",
-                      kept.size(), o.branch, since, o.min_runs);
+      b.notes[cr.spec.key] = fmt::format(
+          "{} earlier run(s) of this case on {} in this environment{}; {} needed{}", kept.size(),
+          o.branch, since, o.min_runs, retimed_note.empty() ? "" : " (" + retimed_note + ")");
       continue;
     }
     BaselineCase c;
+    c.remark = retimed_note;
+    c.timing = mode;
     for (const auto& p : kept) c.run_medians_ns.push_back(p.median_ns);
     std::vector<double> sorted = stats::sorted_copy(c.run_medians_ns);
     c.median_ns = stats::median_sorted(sorted);

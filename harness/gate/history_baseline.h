@@ -9,7 +9,10 @@
 //                or an `accept` of a run on the baseline branch (that run is the new normal).
 //                A boundary naming a run starts at that run; one without a run starts at the
 //                annotation's creation time.
-//   exclusions   cases of a run that an `ignore` annotation names (with that run) stay out
+//   exclusions   cases of a run that an `ignore` annotation names (with that run) stay out;
+//                so do earlier runs that timed a GPU case differently than the judged run
+//                (timing_mode.h: CUDA-graph batches against cold calls, CUPTI against events),
+//                and the verdict's reason says how many
 //   window       the newest `window` runs of the case (30); fewer than `min_runs` (5): the case
 //                has no entry, and Baseline::notes says why (its verdict is `new`)
 //

@@ -3,10 +3,14 @@
 namespace attnprof::gate {
 
 std::string timing_mode(const core::CaseResult& r) {
-  if (r.spec.hardware.device.rfind("cuda", 0) != 0) return "cpu.wall";
-  auto batch = r.metrics.find("measure.graph_batch");
-  auto cupti = r.metrics.find("measure.cupti_fraction");
-  if (batch == r.metrics.end() || cupti == r.metrics.end()) return "";
+  return timing_mode(r.spec.hardware.device, r.metrics);
+}
+
+std::string timing_mode(const std::string& device, const std::map<std::string, double>& metrics) {
+  if (device.rfind("cuda", 0) != 0) return "cpu.wall";
+  auto batch = metrics.find("measure.graph_batch");
+  auto cupti = metrics.find("measure.cupti_fraction");
+  if (batch == metrics.end() || cupti == metrics.end()) return "";
   const std::string calls = batch->second > 0 ? "graph" : "cold";
   const std::string time = cupti->second >= 1 ? "cupti" : cupti->second <= 0 ? "events" : "mixed";
   return "cuda." + calls + "." + time;

@@ -16,6 +16,7 @@
 // from the probe's median, so a small slowdown can change K without changing what is measured.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "harness/core/types.h"
@@ -25,6 +26,8 @@ namespace attnprof::gate {
 // Empty when unknown: a GPU case without the timer's metrics (not measured, or stored by an
 // attnprof that did not record them). An unknown mode matches any mode.
 std::string timing_mode(const core::CaseResult& result);
+// The same from a case's device ("cpu", "cuda:1") and its stored metrics: for history rows.
+std::string timing_mode(const std::string& device, const std::map<std::string, double>& metrics);
 
 // "cuda.graph.cupti" -> "CUDA-graph batches, CUPTI kernel time", for reasons a person reads.
 std::string describe_timing_mode(const std::string& mode);

@@ -252,3 +252,41 @@ TEST_SUITE("gate::history_baseline") {
     CHECK(gate::exit_code(v, o) == util::exit_gate_failed);
   }
 }
+
+TEST_SUITE("gate::history_baseline timing modes") {
+  // kA on a GPU, timed in CUDA-graph batches (graph_batch > 0) or as single cold calls.
+  core::Run gpu_run(int i, double median, double graph_batch) {
+    core::Run r = run(i, median);
+    r.cases.resize(1);
+    r.cases[0].spec.hardware.device = "cuda";
+    r.cases[0].metrics = {{"measure.graph_batch", graph_batch}, {"measure.cupti_fraction", 1}};
+    return r;
+  }
+  TEST_CASE("earlier runs timed differently are left out, and the reason says so") {
+    TempDir dir;
+    store::Database db = store::Database::open(dir.file("h.db"));
+    // Six runs in graph batches at 100 us, two cold runs at 130 us (the L2 refill).
+    for (int i = 1; i <= 8; ++i) db.write_run(gpu_run(i, i <= 6 ? 1e5 : 1.3e5, i <= 6 ? 16 : 0));
+    core::Run judged = gpu_run(9, 1e5, 16);
+    gate::Baseline b = gate::history_baseline(db, judged);
+    REQUIRE(b.cases.count(kA));
+    CHECK(b.cases[kA].n == 6);
+    CHECK(b.cases[kA].timing == "cuda.graph.cupti");
+    auto v = gate::compare(b, judged);
+    INFO(v[0].reason);
+    CHECK(v[0].verdict == gate::Verdict::unchanged);
+    const std::string tail =
+        "; 2 earlier run(s) timed as cuda.cold.cupti (single cold calls, CUPTI kernel time) left "
+        "out; this run is cuda.graph.cupti";
+    CHECK(v[0].reason.size() > tail.size());
+    CHECK(v[0].reason.substr(v[0].reason.size() - tail.size()) == tail);
+    // Judged cold, only the two cold runs remain: too few, and the note says why.
+    core::Run cold = gpu_run(9, 1.3e5, 0);
+    gate::Baseline c = gate::history_baseline(db, cold);
+    CHECK(c.cases.count(kA) == 0);
+    CHECK(c.notes.at(kA) ==
+          "2 earlier run(s) of this case on main in this environment; 5 needed (6 earlier run(s) "
+          "timed as cuda.graph.cupti (CUDA-graph batches, CUPTI kernel time) left out; this run "
+          "is cuda.cold.cupti)");
+  }
+}
