@@ -142,7 +142,7 @@ fi
 
 # record and run: the durable history is the baseline.
 ATTNPROF_BIN="$attnprof" bash "$here/history.sh" fetch "$db"
-start="$(date -u +%Y-%m-%dT%H:%M:%S)"
+start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 run_rc=0
 "$attnprof" run --db "$db" "${shard_flags[@]}" "${run_args[@]}" "${suites[@]}" || run_rc=$?
 if [ "$run_rc" -ne 0 ] && [ "$run_rc" -ne 1 ]; then finish "$run_rc"; fi  # nothing stored
@@ -161,7 +161,7 @@ if [ "$mode" = record ]; then
   python3 - "$out/export-all.jsonl" "$out/history.jsonl" "$start" <<'PY'
 import calendar, json, sys, time
 src, dst, start = sys.argv[1:4]
-since_ns = calendar.timegm(time.strptime(start, "%Y-%m-%dT%H:%M:%S")) * 10**9
+since_ns = calendar.timegm(time.strptime(start, "%Y-%m-%dT%H:%M:%SZ")) * 10**9
 with open(src) as f, open(dst, "w") as out:
     for n, line in enumerate(f):
         rec = json.loads(line)

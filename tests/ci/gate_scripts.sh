@@ -58,6 +58,16 @@ expect "$tmp/record2.log" "importing 1 export(s) from attnprof-history"
 runs="$(git --git-dir="$tmp/origin.git" archive attnprof-history | tar -xO | grep -c '^{"run"')"
 [ "$runs" = 2 ] || fail "expected 2 runs on the history branch, found $runs"
 
+echo "== attnprof report: a case's history, and a case that has none (bad input, exit 2)"
+"$build/attnprof" report --db "$out/attnprof.db" --case tiny/prefill/b1-s32-fp32-none/eager \
+  --html "$tmp/h.html" >"$tmp/report.log" || fail "report --case exited $?"
+expect "$tmp/report.log" "history of tiny/prefill/b1-s32-fp32-none/eager (2 runs, 0 change points)"
+rc=0
+"$build/attnprof" report --db "$out/attnprof.db" --case no/such --html "$tmp/x.html" \
+  >"$tmp/report2.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "report --case no/such exited $rc, not 2"
+expect "$tmp/report2.log" 'no stored history for "no/such"'
+
 echo "== a push to another branch: judged against the history, nothing written back"
 export GITHUB_REF=refs/heads/feature GITHUB_REF_NAME=feature GITHUB_RUN_ID=103
 : >"$GITHUB_OUTPUT"
