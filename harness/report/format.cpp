@@ -7,13 +7,6 @@ namespace attnprof::report {
 
 namespace {
 
-// Right-aligned cells: a number, optionally followed by a unit ("12.3 us", "+4.50%", "1.02x").
-bool numeric(const std::string& s) {
-  static const std::regex number(
-      R"(^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?( ?(%|ns|us|ms|s|x))?$)");
-  return std::regex_match(s, number);
-}
-
 bool continuation(unsigned char c) {
   return (c & 0xC0) == 0x80;
 }
@@ -35,6 +28,12 @@ std::string pad_to(const std::string& s, std::size_t w, bool right) {
 }
 
 }  // namespace
+
+bool numeric(const std::string& s) {
+  static const std::regex number(
+      R"(^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?( ?(%|ns|us|ms|s|x))?$)");
+  return std::regex_match(s, number);
+}
 
 std::size_t display_width(const std::string& s) {
   std::size_t w = 0;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "harness/gate/annotations.h"
+#include "harness/report/format.h"
 #include "harness/store/history.h"
 #include "harness/util/error.h"
 #include "harness/util/format.h"
@@ -58,7 +59,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px au
 h1{font-size:22px}h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin-bottom:4px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}
 th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 .regression,.failed,.missing{background:#ffebe9}.improvement{background:#dafbe1}
 .inconclusive{background:#fff8c5}.accepted,.ignored,.new{background:#f6f8fa}
@@ -86,9 +87,7 @@ std::string table(const std::vector<std::string>& header,
              ? "<tr class=\"" + esc(row_classes[i]) + "\">"
              : std::string("<tr>");
     for (const auto& cell : rows[i]) {
-      const bool number = !cell.empty() && (std::isdigit(static_cast<unsigned char>(cell[0])) ||
-                                            cell[0] == '+' || cell[0] == '-');
-      o += (number ? "<td class=\"n\">" : "<td>") + esc(cell) + "</td>";
+      o += (numeric(cell) ? "<td class=\"n\">" : "<td>") + esc(cell) + "</td>";
     }
     o += "</tr>\n";
   }

@@ -82,7 +82,7 @@ ATTNPROF_SHARD=two bash "$src/ci/github/gate.sh" >"$tmp/bad.log" 2>&1 || rc=$?
 expect "$tmp/bad.log" 'ATTNPROF_SHARD must look like 2/4, not "two"'
 
 echo "== ab on a pull request"
-if "$build/attnprof" ab --help >/dev/null 2>&1; then
+if "$build/attnprof" ab --help 2>&1 | grep -q -- '--base'; then
   cat >"$tmp/event.json" <<JSON
 {"pull_request": {"number": 7, "base": {"sha": "$GITHUB_SHA"}}}
 JSON
@@ -95,7 +95,13 @@ JSON
   [ "$(cat "$out/comment/pr")" = 7 ] || fail "no PR number for the comment"
   [ -s "$out/comment/tiny.md" ] || fail "no comment body"
 else
-  echo "skipped: this build's attnprof has no ab subcommand yet"
+  # Without ab the PR gate cannot judge: an environment failure that says so, not a pass.
+  rc=0
+  GITHUB_EVENT_NAME=pull_request ATTNPROF_BASE_BUILD="$build" bash "$src/ci/github/gate.sh" \
+    >"$tmp/ab.log" 2>&1 || rc=$?
+  [ "$rc" = 3 ] || { cat "$tmp/ab.log"; fail "ab mode without ab exited $rc, not 3"; }
+  expect "$tmp/ab.log" "this attnprof has no \`ab\` subcommand"
+  echo "A/A through ab not run: this build's attnprof has no ab subcommand yet"
 fi
 
 echo "== comment: posted once, then updated in place"

@@ -54,4 +54,8 @@ render run.html 1
 render gate.html 1
 render history.html 1
 grep -q 'class="band"' "$tmp/history.dom" || fail "history.html: no interval band"
+# To look at them: ATTNPROF_SCREENSHOTS=<folder> keeps the screenshots and pages there.
+if [ -n "${ATTNPROF_SCREENSHOTS:-}" ]; then
+  mkdir -p "$ATTNPROF_SCREENSHOTS" && cp "$tmp"/*.png "$tmp"/*.html "$ATTNPROF_SCREENSHOTS"/
+fi
 echo "html reports: rendered with charts, no console errors"
