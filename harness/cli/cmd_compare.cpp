@@ -22,6 +22,7 @@
 #include "harness/gate/compare.h"
 #include "harness/gate/history_baseline.h"
 #include "harness/gate/validity.h"
+#include "harness/report/publish.h"
 #include "harness/report/verdicts.h"
 #include "harness/scenario/values.h"
 #include "harness/store/database.h"
@@ -31,9 +32,9 @@ namespace attnprof::cli {
 namespace {
 
 struct CompareArgs {
-  std::string db, run = "latest", baseline, tolerance, markdown, json;
+  std::string db, run = "latest", baseline, tolerance, markdown, json, junit, html;
   gate::HistoryOptions history;
-  bool strict = false, accept_from_commit = false, no_record = false;
+  bool strict = false, accept_from_commit = false, no_record = false, wide = false;
 };
 
 // "5%" or a fraction like 0.05, through the scenario language's own number parsers.
@@ -43,12 +44,6 @@ double parse_tolerance(const std::string& s) {
   if (v && *v >= 0) return *v;
   throw util::InputError(util::Diagnostic{
       "--tolerance", 0, 0, fmt::format("\"{}\" is not a tolerance like 5% or 0.05", s)});
-}
-
-void write_file(const std::string& path, const std::string& text, bool append) {
-  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  if (!out) throw util::EnvironmentError(path + ": cannot write");
-  out << text;
 }
 
 // `git <args>` in the working directory; nullopt when git fails.
@@ -147,32 +142,22 @@ int compare(const CompareArgs& a) {
   const std::string validity_line =
       validity_text.empty() ? "" : "environmental run: " + validity_text;
 
-  fmt::print("baseline: {}\n", baseline_text);
-  fmt::print("{}", report::verdict_table(verdicts));
-  fmt::print("{}\n", report::verdict_counts(verdicts));
-  if (!validity_line.empty()) fmt::print("{}\n", validity_line);
-
-  std::vector<std::string> md_notes;
-  if (!validity_line.empty()) md_notes.push_back("**Environmental run:** " + validity_text);
-  const std::string md = report::verdict_markdown(verdicts, *run, baseline_text, md_notes);
-  if (!a.markdown.empty()) write_file(a.markdown, md, false);
-  if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
-    write_file(summary, md, true);
-  if (std::getenv("GITHUB_ACTIONS")) {
-    fmt::print("{}", report::verdict_annotations(verdicts));
-    if (!validity_line.empty())
-      fmt::print("::warning title=attnprof environmental run::{}\n", validity.reason);
-  }
-  if (!a.json.empty()) {
-    nlohmann::json j = nlohmann::json::parse(report::verdict_json(verdicts, *run));
-    j["baseline"] = baseline_text;
-    j["validity"] = {{"environmental", validity.environmental},
-                     {"compared", validity.compared},
-                     {"slower", validity.slower},
-                     {"faster", validity.faster},
-                     {"reason", validity.reason}};
-    write_file(a.json, j.dump(2) + "\n", false);
-  }
+  const int code = gate::exit_code(verdicts, opts);
+  report::GateReport rep;
+  rep.verdicts = verdicts;
+  rep.run = *run;
+  rep.baseline = baseline_text;
+  if (!validity_line.empty()) rep.notes.push_back(validity_line);
+  rep.validity = validity;
+  rep.strict = opts.strict;
+  rep.exit_code = code == util::exit_pass && unjudged > 0 ? util::exit_environment : code;
+  fmt::print("{}", report::console_report(rep, a.wide ? 0 : report::kConsoleWidth));
+  report::Outputs outputs = report::outputs_from_environment();
+  outputs.markdown = a.markdown;
+  outputs.json = a.json;
+  outputs.junit = a.junit;
+  outputs.html = a.html;
+  report::publish(rep, outputs);
 
   if (record) {
     std::vector<store::StoredVerdict> stored;
@@ -186,8 +171,8 @@ int compare(const CompareArgs& a) {
   } else if (!a.no_record) {
     fmt::print("note: {} is not writable; verdicts not recorded\n", a.db);
   }
-  const int code = gate::exit_code(verdicts, opts);
-  if (code == util::exit_pass && unjudged > 0) {
+  if (rep.exit_code == util::exit_environment) {
+    std::fflush(stdout);  // the report first: stderr must not land inside its last line
     fmt::print(stderr,
                "attnprof: {} regression(s) left unjudged in an environmental run: measure again "
                "on a quiet machine, or judge them anyway with --strict\n",
@@ -227,6 +212,9 @@ Action setup_compare(CLI::App& sub) {
   sub.add_flag("--no-record", a->no_record, "Do not store the verdicts in the database");
   sub.add_option("--markdown", a->markdown, "Also write the markdown report to this file");
   sub.add_option("--json", a->json, "Also write the verdicts as JSON to this file");
+  sub.add_option("--junit", a->junit, "Also write JUnit XML (one testcase per case) to this file");
+  sub.add_option("--html", a->html, "Also write a self-contained HTML report to this file");
+  sub.add_flag("--wide", a->wide, "Print whole case keys and reasons, however wide the table");
   return [a] { return compare(*a); };
 }
 
