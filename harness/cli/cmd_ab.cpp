@@ -22,7 +22,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/cli/verdict_output.h"
-#include "harness/costmatrix/diff.h"
+#include "harness/report/verdicts.h"
 #include "harness/env/environment.h"
 #include "harness/gate/paired.h"
 #include "harness/gate/timing_mode.h"
@@ -38,7 +38,8 @@ struct AbArgs {
   std::string base, head;
   std::vector<std::string> base_args, head_args, env;
   std::vector<std::string> files, case_globs;
-  std::string shard, db, tolerance, markdown, json;
+  std::string shard, db, tolerance;
+  ReportFiles reports;
   bool strict = false, no_trace = false, accept_from_commit = false, confirm = true;
   double batch_ms = 25, case_timeout_s = 0, budget_scale = 1;
   int max_rounds = 128, diff_rows = 8;
@@ -106,53 +107,57 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
   if (!base || !head)
     throw util::EnvironmentError(fmt::format("{}: A/B pair {} lost a run", db.path(), ref));
   const std::string pair_id = head->pair_id;
+  report::GateReport rep;
+  rep.mode = "ab";
+  rep.notes = j.notes;
   if (head->status != "complete" || base->status != "complete")
-    fmt::print(stderr, "attnprof: warning: A/B pair {} is incomplete (killed before its end): "
-               "judging the cases it finished\n", pair_id.substr(0, 8));
-  std::vector<gate::CaseVerdict> verdicts = pair_verdicts(db, *base, *head, j.options);
+    rep.notes.push_back(fmt::format(
+        "A/B pair {} is incomplete (stopped before its end): judging the cases it finished",
+        pair_id.substr(0, 8)));
+  const auto rounds = db.rounds(pair_id);
+  std::vector<gate::CaseVerdict> verdicts = gate::compare_paired(
+      paired_cases(*base, *head, rounds), j.options);
+  apply_notes(verdicts, *head, db, j.accept_from_commit, j.record);
 
-  // What moved, for every regression and improvement.
-  std::vector<std::string> md_notes;
+  // The rounds of every case, and for every regression and improvement which op moved.
+  report::AbDetail detail;
+  detail.base = *base;
+  detail.base_label = fmt::format("base {}", base->git_commit.empty() ? base->id.substr(0, 8)
+                                                                      : base->git_commit.substr(0, 12));
+  detail.head_label = fmt::format("head {}", head->git_commit.empty() ? head->id.substr(0, 8)
+                                                                      : head->git_commit.substr(0, 12));
   std::string moved;
   for (const auto& v : verdicts) {
-    if (v.verdict != gate::Verdict::regression && v.verdict != gate::Verdict::improvement)
-      continue;
-    const core::CaseResult *b = nullptr, *h = nullptr;
-    for (const auto& r : base->cases)
-      if (r.spec.key == v.key) b = &r;
-    for (const auto& r : head->cases)
-      if (r.spec.key == v.key) h = &r;
-    if (!b || !h) continue;
-    const auto rows = costmatrix::diff(b->cost, h->cost);
-    if (rows.empty()) continue;
-    moved += fmt::format("\nwhat moved in {} ({}, {:.3f}x):\n{}", v.key,
-                         gate::to_string(v.verdict), v.ratio,
-                         costmatrix::render_diff(rows, j.diff_rows));
-    md_notes.push_back(fmt::format("<details><summary>What moved in <code>{}</code> ({}, "
-                                   "{:.3f}x)</summary>\n\n{}\n</details>",
-                                   v.key, gate::to_string(v.verdict), v.ratio,
-                                   costmatrix::render_diff_markdown(rows, j.diff_rows)));
+    report::AbCase ac;
+    ac.key = v.key;
+    for (const auto& r : rounds)
+      if (r.case_key == v.key) ac.rounds.push_back({r.base_ns, r.head_ns, !r.base_first});
+    if (v.verdict == gate::Verdict::regression || v.verdict == gate::Verdict::improvement) {
+      const core::CaseResult *b = nullptr, *h = nullptr;
+      for (const auto& r : base->cases)
+        if (r.spec.key == v.key) b = &r;
+      for (const auto& r : head->cases)
+        if (r.spec.key == v.key) h = &r;
+      if (b && h) ac.ops = report::diff_cost(b->cost, h->cost);
+      if (!ac.ops.empty())
+        moved += fmt::format("\nwhat moved in {} ({}, {:.3f}x):\n{}", v.key,
+                             gate::to_string(v.verdict), v.ratio,
+                             report::op_diff_console(ac.ops, static_cast<std::size_t>(j.diff_rows),
+                                                     j.files.wide ? 0 : report::kConsoleWidth));
+    }
+    detail.cases.push_back(std::move(ac));
   }
-
-  VerdictOutput out;
-  out.db = &db;
-  out.record = j.record;
-  out.run = &*head;
-  out.baseline_text = fmt::format("A/B pair {} (base run {})", pair_id.substr(0, 8),
-                                  base->id.substr(0, 8));
-  out.baseline_label = "ab:" + pair_id;
-  out.markdown_path = j.markdown;
-  out.json_path = j.json;
-  out.accept_from_commit = j.accept_from_commit;
-  out.md_notes = md_notes;
-  out.json_extra = {{"pair_id", pair_id},
-                    {"base_run", base->id},
-                    {"head_run", head->id},
-                    {"mode", "paired"}};
-  if (j.json_extra.is_object()) out.json_extra.update(j.json_extra);
-  const int code = emit_verdicts(verdicts, j.options, out);
+  rep.ab = std::move(detail);
+  rep.verdicts = verdicts;
+  rep.run = *head;
+  rep.baseline = fmt::format("A/B pair {} (base run {})", pair_id.substr(0, 8),
+                             base->id.substr(0, 8));
+  rep.strict = j.options.strict;
+  rep.exit_code = gate::exit_code(verdicts, j.options);
+  publish_report(rep, j.files);
   if (!moved.empty()) fmt::print("{}", moved);
-  return code;
+  if (j.record) record_verdicts(db, head->id, verdicts, "ab:" + pair_id);
+  return rep.exit_code;
 }
 
 namespace {
@@ -321,11 +326,9 @@ int ab(const AbArgs& a) {
 
   PairJudgement j;
   j.options = opts;
-  j.markdown = a.markdown;
-  j.json = a.json;
+  j.files = a.reports;
   j.accept_from_commit = a.accept_from_commit;
   j.diff_rows = a.diff_rows;
-  j.json_extra = {{"wall_s", wall_s}};
   const int code = judge_pair(db, pair_id, j);
   fmt::print("\nA/B pair {} stored in {} (base run {}, head run {}); {:.1f} s\n", pair_id, a.db,
              base_run.id, head_run.id, wall_s);
@@ -359,8 +362,7 @@ Action setup_ab(CLI::App& sub) {
   sub.add_flag("--accept-from-commit-message", a->accept_from_commit,
                "Accept regressions named by `Perf-Accept: <glob> <reason>` trailers of the "
                "commit(s) under test (git log)");
-  sub.add_option("--markdown", a->markdown, "Also write the markdown report to this file");
-  sub.add_option("--json", a->json, "Also write the verdicts as JSON to this file");
+  add_report_options(sub, a->reports);
   sub.add_option("--batch-ms", a->batch_ms, "Work per side per round, in ms")
       ->capture_default_str();
   sub.add_option("--max-rounds", a->max_rounds, "Rounds per case at most")->capture_default_str();

@@ -1,30 +1,24 @@
 // attnprof compare: verdicts for a stored run against a baseline (a committed file, or the
-// stored history with --baseline history); the CI gate. Applies accept/ignore annotations
-// (and Perf-Accept commit trailers), checks the run's validity, prints a table, appends a
-// markdown summary to $GITHUB_STEP_SUMMARY and emits ::error / ::warning annotations under
-// GitHub Actions, records the verdicts in the database when it is writable; exit 1 on a
-// regression.
+// stored history with --baseline history), or a stored A/B judged again (--pair); the CI gate.
+// Applies accept/ignore annotations (and Perf-Accept commit trailers), checks the run's validity
+// and that the baseline is comparable, prints the report and publishes it (markdown, JSON,
+// JUnit, HTML, the job summary and workflow annotations under GitHub Actions), records the
+// verdicts in the database when it is writable; exit 1 on a regression.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/verdict_output.h"
-#include "harness/gate/annotations.h"
 #include "harness/gate/baseline.h"
 #include "harness/gate/compare.h"
 #include "harness/gate/history_baseline.h"
 #include "harness/gate/validity.h"
 #include "harness/report/verdicts.h"
-#include "harness/scenario/values.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 
@@ -32,64 +26,17 @@ namespace attnprof::cli {
 namespace {
 
 struct CompareArgs {
-  std::string db, run = "latest", baseline, tolerance, markdown, json;
+  std::string db, run = "latest", baseline, tolerance, pair;
   gate::HistoryOptions history;
   bool strict = false, accept_from_commit = false, no_record = false, require_baseline = false;
-  std::string pair;
+  ReportFiles files;
 };
-
-// "5%" or a fraction like 0.05, through the scenario language's own number parsers.
-double parse_tolerance(const std::string& s) {
-  std::optional<double> v = scenario::parse_percent(s);
-  if (!v) v = scenario::parse_number(s);
-  if (v && *v >= 0) return *v;
-  throw util::InputError(util::Diagnostic{
-      "--tolerance", 0, 0, fmt::format("\"{}\" is not a tolerance like 5% or 0.05", s)});
-}
-
-void write_file(const std::string& path, const std::string& text, bool append) {
-  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  if (!out) throw util::EnvironmentError(path + ": cannot write");
-  out << text;
-}
-
-// `git <args>` in the working directory; nullopt when git fails.
-std::optional<std::string> git(const std::string& args) {
-  FILE* p = popen(("git " + args + " 2>/dev/null").c_str(), "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  if (pclose(p) != 0) return std::nullopt;
-  return out;
-}
-
-// The messages the trailers are read from: on a pull_request checkout HEAD is GitHub's merge
-// commit, whose own message names no trailer, so every commit the PR brings (HEAD^1..HEAD) is
-// read; elsewhere that range is HEAD alone. Needs the history (actions/checkout fetch-depth: 0);
-// a shallow clone falls back to HEAD's own message.
-std::vector<store::Annotation> commit_trailers(const core::Run& run) {
-  std::optional<std::string> message = git("log --format=%B HEAD^1..HEAD");
-  if (!message) message = git("log -1 --format=%B");
-  if (!message)
-    throw util::EnvironmentError(
-        "--accept-from-commit-message: `git log` failed here; run it "
-        "in the checkout of the commit under test");
-  std::string author = git("log -1 --format='%an <%ae>'").value_or("");
-  while (!author.empty() && (author.back() == '\n' || author.back() == '\r')) author.pop_back();
-  return gate::parse_accept_trailers(*message, run.id, author.empty() ? "commit message" : author);
-}
 
 bool writable(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::absolute(path).parent_path();
   // WAL needs the folder too (-wal and -shm files next to the database).
   return access(path.c_str(), W_OK) == 0 && access(dir.c_str(), W_OK) == 0;
-}
-
-bool same_annotation(const store::Annotation& a, const store::Annotation& b) {
-  return a.kind == b.kind && a.case_glob == b.case_glob && a.run_id == b.run_id &&
-         a.reason == b.reason && a.author == b.author;
 }
 
 int compare(const CompareArgs& a) {
@@ -106,8 +53,7 @@ int compare(const CompareArgs& a) {
   if (!a.pair.empty()) {
     PairJudgement j;
     j.options = opts;
-    j.markdown = a.markdown;
-    j.json = a.json;
+    j.files = a.files;
     j.accept_from_commit = a.accept_from_commit;
     j.record = record;
     return judge_pair(db, a.pair, j);
@@ -128,19 +74,7 @@ int compare(const CompareArgs& a) {
 
   std::vector<gate::CaseVerdict> verdicts = gate::compare(baseline, *run, opts);
   const gate::BaselineCheck check = gate::check_baseline(baseline, *run, verdicts, opts);
-
-  std::vector<store::Annotation> notes = db.annotations();
-  if (a.accept_from_commit) {
-    for (auto& t : commit_trailers(*run)) {
-      bool known = false;
-      for (const auto& n : notes) known = known || same_annotation(n, t);
-      if (known) continue;
-      if (record) t.id = db.add_annotation(t);  // audited, and a boundary for history on main
-      fmt::print("Perf-Accept: {} in run {} by {}: {}\n", t.case_glob, run->id, t.author, t.reason);
-      notes.push_back(std::move(t));
-    }
-  }
-  gate::apply_annotations(verdicts, *run, notes);
+  apply_notes(verdicts, *run, db, a.accept_from_commit, record);
 
   const gate::RunValidity validity = gate::assess_run(verdicts);
   // An environmental run's regressions are not judged, but neither does the run pass: a change
@@ -152,83 +86,50 @@ int compare(const CompareArgs& a) {
     }));
     gate::mark_environmental(verdicts, validity);
   }
-  const std::string validity_text =
-      validity.environmental
-          ? fmt::format("{}; {}", validity.reason,
-                        opts.strict ? "judged anyway (--strict)"
-                                    : "its regressions and improvements are inconclusive; "
-                                      "measure again")
-          : "";
-  const std::string validity_line =
-      validity_text.empty() ? "" : "environmental run: " + validity_text;
 
-  fmt::print("baseline: {}\n", baseline_text);
-  fmt::print("{}", report::verdict_table(verdicts));
-  fmt::print("{}\n", report::verdict_counts(verdicts));
-  if (!validity_line.empty()) fmt::print("{}\n", validity_line);
-  // Said loudly, after the table where a CI log's reader looks: a gate with nothing to compare
-  // would otherwise pass quietly.
-  if (!check.warning.empty()) {
-    std::fflush(stdout);
-    fmt::print(stderr, "attnprof: {}: {}\n",
-               check.comparable || !a.require_baseline ? "warning" : "error", check.warning);
-  }
-
-  std::vector<std::string> md_notes;
-  if (!check.warning.empty())
-    md_notes.push_back((check.comparable ? "**Warning:** " : "**No comparable baseline:** ") +
-                       check.warning);
-  if (!validity_line.empty()) md_notes.push_back("**Environmental run:** " + validity_text);
-  const std::string md = report::verdict_markdown(verdicts, *run, baseline_text, md_notes);
-  if (!a.markdown.empty()) write_file(a.markdown, md, false);
-  if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
-    write_file(summary, md, true);
-  if (std::getenv("GITHUB_ACTIONS")) {
-    fmt::print("{}", report::verdict_annotations(verdicts));
-    if (!validity_line.empty())
-      fmt::print("::warning title=attnprof environmental run::{}\n", validity.reason);
-    if (!check.warning.empty())
-      fmt::print("::{} title=attnprof baseline::{}\n",
-                 !check.comparable && a.require_baseline ? "error" : "warning", check.warning);
-  }
-  if (!a.json.empty()) {
-    nlohmann::json j = nlohmann::json::parse(report::verdict_json(verdicts, *run));
-    j["baseline"] = baseline_text;
-    j["baseline_comparable"] = check.comparable;
-    if (!check.warning.empty()) j["baseline_warning"] = check.warning;
-    j["validity"] = {{"environmental", validity.environmental},
-                     {"compared", validity.compared},
-                     {"slower", validity.slower},
-                     {"faster", validity.faster},
-                     {"reason", validity.reason}};
-    write_file(a.json, j.dump(2) + "\n", false);
-  }
-
-  if (record) {
-    std::vector<store::StoredVerdict> stored;
-    auto finite = [](double x) {
-      return std::isfinite(x) ? std::optional<double>(x) : std::nullopt;
-    };
-    for (const auto& v : verdicts)
-      stored.push_back({v.key, gate::to_string(v.verdict), baseline_label, finite(v.ratio),
-                        finite(v.ci_low), finite(v.ci_high), finite(v.p_adjusted), v.reason, 0});
-    db.write_verdicts(run->id, stored);
-  } else if (!a.no_record) {
-    fmt::print("note: {} is not writable; verdicts not recorded\n", a.db);
-  }
   const int code = gate::exit_code(verdicts, opts);
-  if (!check.comparable && a.require_baseline) {
+  const bool no_baseline_fails = !check.comparable && a.require_baseline;
+  report::GateReport rep;
+  rep.verdicts = verdicts;
+  rep.run = *run;
+  rep.baseline = baseline_text;
+  // Said loudly, in every report: a gate with nothing to compare would otherwise pass quietly.
+  if (!check.warning.empty())
+    rep.notes.push_back(fmt::format("{}: {}", no_baseline_fails ? "no comparable baseline"
+                                                                : "warning",
+                                    check.warning));
+  if (validity.environmental)
+    rep.notes.push_back(fmt::format(
+        "environmental run: {}; {}", validity.reason,
+        opts.strict ? "judged anyway (--strict)"
+                    : "its regressions and improvements are inconclusive; measure again"));
+  rep.validity = validity;
+  rep.strict = opts.strict;
+  rep.exit_code = no_baseline_fails                        ? util::exit_gate_failed
+                  : code == util::exit_pass && unjudged > 0 ? util::exit_environment
+                                                            : code;
+  publish_report(rep, a.files);
+  if (!check.warning.empty() && std::getenv("GITHUB_ACTIONS"))
+    fmt::print("::{} title=attnprof baseline::{}\n", no_baseline_fails ? "error" : "warning",
+               check.warning);
+  if (!check.warning.empty())
+    fmt::print(stderr, "attnprof: {}: {}\n", no_baseline_fails ? "error" : "warning",
+               check.warning);
+
+  if (record)
+    record_verdicts(db, run->id, verdicts, baseline_label);
+  else if (!a.no_record)
+    fmt::print("note: {} is not writable; verdicts not recorded\n", a.db);
+  if (no_baseline_fails) {
     fmt::print(stderr, "attnprof: --require-baseline: failing the gate (no comparable baseline)\n");
     return util::exit_gate_failed;
   }
-  if (code == util::exit_pass && unjudged > 0) {
+  if (rep.exit_code == util::exit_environment)
     fmt::print(stderr,
                "attnprof: {} regression(s) left unjudged in an environmental run: measure again "
                "on a quiet machine, or judge them anyway with --strict\n",
                unjudged);
-    return util::exit_environment;
-  }
-  return code;
+  return rep.exit_code;
 }
 
 }  // namespace
@@ -264,8 +165,7 @@ Action setup_compare(CLI::App& sub) {
                "Fail the gate (exit 1) when there is no comparable baseline: one from another "
                "environment, or none of the run's cases in it (or in history)");
   sub.add_flag("--no-record", a->no_record, "Do not store the verdicts in the database");
-  sub.add_option("--markdown", a->markdown, "Also write the markdown report to this file");
-  sub.add_option("--json", a->json, "Also write the verdicts as JSON to this file");
+  add_report_options(sub, a->files);
   return [a] { return compare(*a); };
 }
 

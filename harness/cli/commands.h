@@ -31,6 +31,7 @@ Action setup_export(CLI::App&);
 Action setup_import(CLI::App&);
 Action setup_annotate(CLI::App&);
 Action setup_ab(CLI::App&);
+Action setup_report(CLI::App&);
 
 // History filters as typed, shared by history, trend, changes and export (cmd_history.cpp).
 struct HistoryFilterText {
@@ -60,6 +61,8 @@ inline std::span<const Command> commands() {
       {"prune", "Delete old runs by retention policy; annotated runs stay", setup_prune},
       {"export", "Write history as JSON lines, to move it between machines", setup_export},
       {"import", "Read history written by export", setup_import},
+      {"report", "Write a self-contained HTML report of a run or of a case's history",
+       setup_report},
   };
   return table;
 }

@@ -4,24 +4,16 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <optional>
 
 #include "harness/gate/annotations.h"
-#include "harness/report/verdicts.h"
+#include "harness/report/publish.h"
 #include "harness/scenario/values.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 
 namespace attnprof::cli {
 namespace {
-
-void write_file(const std::string& path, const std::string& text, bool append) {
-  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  if (!out) throw util::EnvironmentError(path + ": cannot write");
-  out << text;
-}
 
 // `git <args>` in the working directory; nullopt when git fails.
 std::optional<std::string> git(const std::string& args) {
@@ -65,48 +57,49 @@ double parse_tolerance(const std::string& s) {
       "--tolerance", 0, 0, fmt::format("\"{}\" is not a tolerance like 5% or 0.05", s)});
 }
 
-int emit_verdicts(std::vector<gate::CaseVerdict>& verdicts, const gate::Options& options,
-                  const VerdictOutput& out) {
-  const core::Run& run = *out.run;
-  std::vector<store::Annotation> notes = out.db->annotations();
-  if (out.accept_from_commit) {
+void apply_notes(std::vector<gate::CaseVerdict>& verdicts, const core::Run& run,
+                 store::Database& db, bool from_commit, bool record) {
+  std::vector<store::Annotation> notes = db.annotations();
+  if (from_commit) {
     for (auto& t : commit_trailers(run)) {
       bool known = false;
       for (const auto& n : notes) known = known || same_annotation(n, t);
       if (known) continue;
-      if (out.record) t.id = out.db->add_annotation(t);  // audited, a boundary for history
+      if (record) t.id = db.add_annotation(t);  // audited, and a boundary for history on main
       fmt::print("Perf-Accept: {} in run {} by {}: {}\n", t.case_glob, run.id, t.author, t.reason);
       notes.push_back(std::move(t));
     }
   }
   gate::apply_annotations(verdicts, run, notes);
+}
 
-  fmt::print("baseline: {}\n", out.baseline_text);
-  fmt::print("{}", report::verdict_table(verdicts));
-  fmt::print("{}\n", report::verdict_counts(verdicts));
+void add_report_options(CLI::App& sub, ReportFiles& f) {
+  sub.add_option("--markdown", f.markdown, "Also write the markdown report to this file");
+  sub.add_option("--json", f.json, "Also write the verdicts as JSON to this file");
+  sub.add_option("--junit", f.junit, "Also write JUnit XML (one testcase per case) to this file");
+  sub.add_option("--html", f.html, "Also write a self-contained HTML report to this file");
+  sub.add_flag("--wide", f.wide, "Print whole case keys and reasons, however wide the table");
+}
 
-  const std::string md = report::verdict_markdown(verdicts, run, out.baseline_text, out.md_notes);
-  if (!out.markdown_path.empty()) write_file(out.markdown_path, md, false);
-  if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
-    write_file(summary, md, true);
-  if (std::getenv("GITHUB_ACTIONS")) fmt::print("{}", report::verdict_annotations(verdicts));
-  if (!out.json_path.empty()) {
-    nlohmann::json j = nlohmann::json::parse(report::verdict_json(verdicts, run));
-    j["baseline"] = out.baseline_text;
-    if (out.json_extra.is_object()) j.update(out.json_extra);
-    write_file(out.json_path, j.dump(2) + "\n", false);
-  }
-  if (out.record) {
-    std::vector<store::StoredVerdict> stored;
-    auto finite = [](double x) {
-      return std::isfinite(x) ? std::optional<double>(x) : std::nullopt;
-    };
-    for (const auto& v : verdicts)
-      stored.push_back({v.key, gate::to_string(v.verdict), out.baseline_label, finite(v.ratio),
-                        finite(v.ci_low), finite(v.ci_high), finite(v.p_adjusted), v.reason, 0});
-    out.db->write_verdicts(run.id, stored);
-  }
-  return gate::exit_code(verdicts, options);
+void publish_report(const report::GateReport& rep, const ReportFiles& f) {
+  fmt::print("{}", report::console_report(rep, f.wide ? 0 : report::kConsoleWidth));
+  report::Outputs outputs = report::outputs_from_environment();
+  outputs.markdown = f.markdown;
+  outputs.json = f.json;
+  outputs.junit = f.junit;
+  outputs.html = f.html;
+  report::publish(rep, outputs);
+  std::fflush(stdout);
+}
+
+void record_verdicts(store::Database& db, const std::string& run_id,
+                     const std::vector<gate::CaseVerdict>& verdicts, const std::string& label) {
+  std::vector<store::StoredVerdict> stored;
+  auto finite = [](double x) { return std::isfinite(x) ? std::optional<double>(x) : std::nullopt; };
+  for (const auto& v : verdicts)
+    stored.push_back({v.key, gate::to_string(v.verdict), label, finite(v.ratio), finite(v.ci_low),
+                      finite(v.ci_high), finite(v.p_adjusted), v.reason, 0});
+  db.write_verdicts(run_id, stored);
 }
 
 }  // namespace attnprof::cli

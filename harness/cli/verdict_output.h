@@ -1,15 +1,16 @@
-// What `compare` and `ab` do with their verdicts, in one place: apply accept/ignore annotations
-// (and Perf-Accept commit trailers), print the table and counts, write the markdown report
-// (and append it to $GITHUB_STEP_SUMMARY), emit GitHub workflow annotations, write JSON, record
-// the verdicts in the history, and return the gate's exit code.
+// What `compare` and `ab` share once they have verdicts: accept/ignore annotations and
+// Perf-Accept commit trailers, the report (console, and through report::publish the markdown
+// file and job summary, JSON, JUnit, HTML and workflow annotations), and recording the verdicts
+// in the history. And `ab`'s judgement of a stored A/B, which `compare --pair` runs again.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
 #include "harness/core/types.h"
 #include "harness/gate/compare.h"
+#include "harness/report/verdicts.h"
 
 namespace attnprof::store {
 class Database;
@@ -17,35 +18,39 @@ class Database;
 
 namespace attnprof::cli {
 
-struct VerdictOutput {
-  store::Database* db = nullptr;  // where annotations come from and verdicts go
-  bool record = true;             // store the verdicts
-  core::Run* run = nullptr;       // the run judged (the head of an A/B)
-  std::string baseline_text;      // shown: a file, "history:main", "A/B pair ..."
-  std::string baseline_label;     // stored with each verdict
-  std::string markdown_path, json_path;
-  bool accept_from_commit = false;
-  std::vector<std::string> md_notes;  // quoted under the markdown counts
-  nlohmann::json json_extra;          // merged into the JSON report
+// "5%" or a fraction like 0.05, through the scenario language's own number parsers.
+double parse_tolerance(const std::string& text);
+
+// Applies the database's annotations, and with `from_commit` the Perf-Accept trailers of the
+// commit(s) under test (added to the database when `record`).
+void apply_notes(std::vector<gate::CaseVerdict>& verdicts, const core::Run& run,
+                 store::Database& db, bool from_commit, bool record);
+
+// The files a gate writes, and the console's width.
+struct ReportFiles {
+  std::string markdown, json, junit, html;
+  bool wide = false;
 };
+void add_report_options(CLI::App& sub, ReportFiles& files);
+// Prints the console report, then writes every file named and, under GitHub Actions, the job
+// summary and annotations. stdout is flushed, so stderr that follows never lands inside it.
+void publish_report(const report::GateReport& report, const ReportFiles& files);
 
-int emit_verdicts(std::vector<gate::CaseVerdict>& verdicts, const gate::Options& options,
-                  const VerdictOutput& out);
+// Stores the verdicts with the run, under `label` ("history:main", a file, "ab:<pair>").
+void record_verdicts(store::Database& db, const std::string& run_id,
+                     const std::vector<gate::CaseVerdict>& verdicts, const std::string& label);
 
-// Judges a stored A/B (attnprof ab's two runs and their rounds) and reports it through
-// emit_verdicts, with the per-op diff of every regression and improvement: what `ab` does at its
-// end and `compare --pair` does again later (another tolerance, new annotations).
+// Judges a stored A/B (attnprof ab's two runs and their rounds) with the per-op diff of every
+// regression and improvement: what `ab` does at its end and `compare --pair` does again later
+// (another tolerance, new annotations). Returns the exit code.
 struct PairJudgement {
   gate::Options options;
-  std::string markdown, json;
+  ReportFiles files;
   bool accept_from_commit = false;
   bool record = true;
   int diff_rows = 8;
-  nlohmann::json json_extra;
+  std::vector<std::string> notes;  // shown above the table
 };
 int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& judgement);
-
-// "5%" or a fraction like 0.05, through the scenario language's own number parsers.
-double parse_tolerance(const std::string& text);
 
 }  // namespace attnprof::cli

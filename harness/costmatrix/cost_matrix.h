@@ -1,4 +1,4 @@
-// The per-op cost matrix (DESIGN.md, "Tracing and the cost matrix"; the seed article's
+// The per-op cost matrix (laid out like torch.profiler's
 // key_averages() table): one row per op, and a kernel view that says which kernels each op
 // launched ("kernel fusion mapping": one op to many small kernels, or one fused kernel).
 #pragma once

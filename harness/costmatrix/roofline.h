@@ -1,5 +1,5 @@
 // Achieved FLOP/s and bandwidth against the device's peak, and what bounds the case. The launch
-// rule is the seed article's: when the device is busy less than 60% of the wall time, the
+// rule: when the device is busy less than 60% of the wall time, the
 // kernels are not what limits the case; launches and the host are.
 #pragma once
 

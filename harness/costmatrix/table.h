@@ -1,6 +1,6 @@
 // The cost matrix as text, laid out like torch.profiler's key_averages().table(): a dashed rule,
-// a header, one line per row, totals underneath. The seed article reads its bottlenecks off this
-// table, so users who know that one read ours without a legend.
+// a header, one line per row, totals underneath. People who profile PyTorch read their
+// bottlenecks off that table, so they read ours without a legend.
 #pragma once
 
 #include <string>

@@ -9,8 +9,10 @@
 
 namespace attnprof::report {
 
-std::string results_table(const core::Run& run) {
+std::string results_table(const core::Run& run, std::size_t width) {
   Table t({"case", "status", "median", "±ci", "samples", "TFLOP/s", "GB/s", "note"});
+  t.set_wrap(0);
+  t.set_detail(7);
   for (const auto& r : run.cases) {
     std::string median, ci, n, tflops, gbps;
     if (r.status == core::CaseStatus::ok && r.summary.n > 0) {
@@ -30,7 +32,7 @@ std::string results_table(const core::Run& run) {
       note += note.empty() ? "not converged" : "; not converged";
     t.add({r.spec.key, core::to_string(r.status), median, ci, n, tflops, gbps, note});
   }
-  return t.render();
+  return t.render(width);
 }
 
 std::string status_counts(const core::Run& run) {

@@ -4,10 +4,13 @@
 #include <string>
 
 #include "harness/core/types.h"
+#include "harness/report/format.h"
 
 namespace attnprof::report {
 
-std::string results_table(const core::Run& run);
+// Fits `width` columns: long keys wrap, notes (a failure's message) go under their row, one
+// line each. Width 0: everything on one line per case (--wide).
+std::string results_table(const core::Run& run, std::size_t width = kConsoleWidth);
 // "12 cases: 10 ok, 1 failed, 1 skipped, 0 error"
 std::string status_counts(const core::Run& run);
 

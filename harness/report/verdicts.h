@@ -1,27 +1,102 @@
-// The gate's verdicts for people and for CI: a console table, a markdown job summary (GitHub's
-// $GITHUB_STEP_SUMMARY), workflow annotations, and JSON.
+// The gate's verdicts for people and for CI, every format rendered from one model (GateReport):
+// a console table, a markdown job summary and pull-request comment, GitHub workflow
+// annotations, JUnit XML, and versioned JSON (docs/report-json.md). The HTML report (html.h)
+// reads the same model.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/core/types.h"
 #include "harness/gate/compare.h"
+#include "harness/gate/validity.h"
+#include "harness/report/format.h"
 
 namespace attnprof::report {
 
-std::string verdict_table(const std::vector<gate::CaseVerdict>& v);
+// Version of the JSON report's layout; bumped when a field changes meaning or goes away
+// (adding a field keeps it).
+inline constexpr int kJsonSchemaVersion = 1;
+
+// One op (or kernel) of a case's cost matrix on both sides of an A/B: what moved.
+struct OpDiff {
+  std::string name;    // "aten::bmm", or a kernel's name when kernel is true
+  std::string shapes;  // input shapes; empty for kernels
+  bool kernel = false;
+  int base_calls = 0, head_calls = 0;
+  double base_self_ns = 0, head_self_ns = 0;    // per call
+  double base_total_ns = 0, head_total_ns = 0;  // per call
+  std::int64_t base_bytes = 0, head_bytes = 0;
+  // Change of self time summed over calls (head - base), what a row is ranked by.
+  double delta_ns() const { return head_self_ns * head_calls - base_self_ns * base_calls; }
+};
+
+// Per op and per kernel, worst first (the largest increase of summed self time), ops that
+// exist on one side only included. Device time where either side has it, else CPU time.
+std::vector<OpDiff> diff_cost(const std::vector<core::CostRow>& base,
+                              const std::vector<core::CostRow>& head);
+
+// The first `rows` of a diff as a console table of `width` columns (0: unlimited); "" when empty.
+std::string op_diff_console(const std::vector<OpDiff>& ops, std::size_t rows,
+                            std::size_t width = kConsoleWidth);
+
+// A/B detail for one case: the paired rounds and, for regressions and improvements, the
+// cost-matrix diff. `attnprof ab` fills this; compare leaves GateReport::ab empty.
+struct AbRound {
+  double base_ns = 0, head_ns = 0;  // the median of each side's batch in this round
+  bool head_first = false;          // the order the round ran in
+};
+struct AbCase {
+  std::string key;
+  std::vector<AbRound> rounds;
+  std::vector<OpDiff> ops;  // diff_cost(base side's rows, head side's rows)
+};
+struct AbDetail {
+  core::Run base;                      // the base side's run (the head side is GateReport::run)
+  std::string base_label, head_label;  // e.g. "merge base 1a2b3c", "head 4d5e6f"
+  std::vector<AbCase> cases;
+};
+
+struct GateReport {
+  std::string mode = "compare";  // "compare" | "ab"
+  std::vector<gate::CaseVerdict> verdicts;
+  core::Run run;                   // the judged run (the head side of an A/B)
+  std::string baseline;            // what it was judged against: a file, "history:main", a base
+  std::vector<std::string> notes;  // sentences shown above the table (e.g. environmental run)
+  std::optional<gate::RunValidity> validity;
+  bool strict = false;         // inconclusive fails the gate (JUnit shows it as a failure)
+  int exit_code = 0;           // the gate's decision, as the command exits
+  std::optional<AbDetail> ab;  // present for `attnprof ab`
+};
+
 // "gate: 1 regression, 0 failed, 0 missing, 3 unchanged, 1 inconclusive, 0 improvement, 0 new"
 std::string verdict_counts(const std::vector<gate::CaseVerdict>& v);
-// Regressions and failures first, unchanged cases collapsed into a <details> block, and the
-// whole text kept under GitHub's 1 MiB summary limit. Notes (e.g. "environmental run: ...")
-// are quoted under the counts.
-std::string verdict_markdown(const std::vector<gate::CaseVerdict>& v, const core::Run& run,
-                             const std::string& baseline_path,
-                             const std::vector<std::string>& notes = {});
+
+// The console report: "baseline: ...", the table in the run's case order, the counts and the
+// notes. Fits `width` columns (long keys wrap, reasons move to a line under their row);
+// width 0 prints everything on one line per case (--wide).
+std::string console_report(const GateReport& r, std::size_t width = kConsoleWidth);
+
+// Markdown for $GITHUB_STEP_SUMMARY and the pull-request comment: the outcome, the counts,
+// the notes, cases worst first (regressions by size), unchanged cases folded into <details>,
+// and for an A/B what moved in each changed case. At most `limit` bytes: rows that do not fit
+// are counted, not cut mid-table. GitHub allows 1 MiB per step summary and 65536 characters
+// per comment; the default fits both.
+std::string markdown_report(const GateReport& r, std::size_t limit = 60000);
+
 // "::error title=...::message" lines for regressions, failures and missing cases, "::warning"
-// for inconclusive ones.
-std::string verdict_annotations(const std::vector<gate::CaseVerdict>& v);
-std::string verdict_json(const std::vector<gate::CaseVerdict>& v, const core::Run& run);
+// for inconclusive ones and for an environmental run.
+std::string annotations(const GateReport& r);
+
+// JUnit XML: one <testcase> per case (classname suite.workload, name shape/kernel, time the
+// median in seconds). Regressions, failures, missing cases and (strict) inconclusive ones are
+// <failure>; inconclusive and ignored ones <skipped>; the rest pass.
+std::string junit_report(const GateReport& r);
+
+// JSON, schema "attnprof-gate" version kJsonSchemaVersion (docs/report-json.md). Unknown
+// numbers are null, never NaN.
+std::string json_report(const GateReport& r);
 
 }  // namespace attnprof::report

@@ -2,7 +2,7 @@
 //
 // CPU: wall clock around the call (steady_clock), with the intra-op thread count fixed.
 //
-// CUDA, in the nvbench manner (notes/measurement-and-gating.md, part 1):
+// CUDA, in the nvbench manner:
 //   - Cold samples: the L2 is flushed by a memset over twice its size and the stream synced.
 //   - The blocking kernel (kernels/cuda/blocking.h) holds the stream while "event start; the
 //     call; event stop" are enqueued, then is released: the host's launch overhead is hidden.

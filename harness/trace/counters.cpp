@@ -1,5 +1,5 @@
 // Range-profiler configuration and collection (counters.h). The flow is the one in
-// notes/cupti-libtorch.md section 2 (NVIDIA's range_profiling sample): initialize, chip name,
+// NVIDIA's range_profiling sample (CUPTI's samples folder): initialize, chip name,
 // counter availability, host config image, enable, counter data image, set config, passes of
 // start / push range / body / pop range / stop, decode, evaluate.
 #include "harness/trace/counters.h"

@@ -1,7 +1,7 @@
 // CUPTI activity records into the trace model. The code that reads a completed activity buffer
 // lives here, apart from the code that asks CUPTI for buffers (cupti_tracer.h), so that tests
 // pack real CUpti_Activity* structs into a buffer and drive exactly the path a GPU run takes
-// (kineto's MockCuptiActivities idea; notes/cupti-libtorch.md 1.5b).
+// (kineto's MockCuptiActivities idea).
 #pragma once
 
 #include <cupti.h>

@@ -1,5 +1,5 @@
 // CuptiTracer (cupti_tracer.h): buffers, enabling, flushing and dropped-record counting for
-// CUPTI's Activity API, following notes/cupti-libtorch.md section 1 and kineto's
+// CUPTI's Activity API, following CUPTI's activity_trace_async sample and kineto's
 // CuptiActivityApi.cpp. Only the Activity API is used: no cuptiSubscribe, so torch's own Kineto
 // (never enabled by attnprof) is not locked out for later runs in other processes.
 #include "harness/trace/cupti_tracer.h"

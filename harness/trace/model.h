@@ -1,4 +1,4 @@
-// What one traced pass recorded (DESIGN.md, "Tracing and the cost matrix"): ATen ops from the
+// What one traced pass recorded, for the cost matrix: ATen ops from the
 // RecordFunction callbacks, device activity from CUPTI, memory from the allocator reporter.
 // Plain data with no LibTorch and no CUDA headers, so harness/costmatrix builds the cost matrix,
 // tables and Perfetto traces from it (and its tests craft traces by hand) on any machine.

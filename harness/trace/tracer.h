@@ -1,4 +1,4 @@
-// record(): one traced pass of a body (DESIGN.md, "Tracing and the cost matrix"). ATen ops come
+// record(): one traced pass of a body, the input of the cost matrix. ATen ops come
 // from RecordFunction callbacks (name, input shapes and dtypes, nesting, CPU self and total
 // time), memory from an allocator reporter (bytes allocated and freed per op, peak), device work
 // from CUPTI where a GPU is present, each kernel mapped to the op that launched it through an

@@ -1,6 +1,6 @@
 // trace::process_buffer on real CUPTI 13.0 record structs packed into a buffer and walked with
 // cuptiActivityGetNextRecord: the path a GPU run's buffer-completion callback takes, no GPU needed
-// (notes/cupti-libtorch.md 1.5b).
+// (kineto's MockCuptiActivities idea).
 #include <doctest/doctest.h>
 
 #include <cstring>

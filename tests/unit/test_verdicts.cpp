@@ -1,41 +1,40 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "harness/report/verdicts.h"
+#include "report_fixtures.h"
 
 using namespace attnprof;
-
-namespace {
-
-gate::CaseVerdict verdict(std::string key, gate::Verdict v, double ratio) {
-  gate::CaseVerdict c;
-  c.key = std::move(key);
-  c.verdict = v;
-  c.ratio = ratio;
-  c.ci_low = ratio - 0.01;
-  c.ci_high = ratio + 0.01;
-  c.tolerance = 0.05;
-  c.baseline_median_ns = 1000;
-  c.candidate_median_ns = 1000 * ratio;
-  c.reason = "r";
-  return c;
-}
-
-}  // namespace
+using testing::check_golden;
+using testing::sample_report;
+using testing::verdict;
 
 TEST_SUITE("report::verdicts") {
   TEST_CASE("annotations: errors for regressions, warnings for inconclusive, keys escaped") {
-    std::vector<gate::CaseVerdict> v{
-        verdict("m/prefill/b1/op:ns::attn", gate::Verdict::regression, 1.2),
-        verdict("m/prefill/b1/eager", gate::Verdict::inconclusive, 1.03),
-        verdict("m/prefill/b1/sdpa.math", gate::Verdict::unchanged, 1.0)};
-    const std::string a = report::verdict_annotations(v);
-    CHECK(a ==
+    report::GateReport r;
+    r.verdicts = {verdict("m/prefill/b1/op:ns::attn", gate::Verdict::regression, 1.2),
+                  verdict("m/prefill/b1/eager", gate::Verdict::inconclusive, 1.03),
+                  verdict("m/prefill/b1/sdpa.math", gate::Verdict::unchanged, 1.0)};
+    CHECK(report::annotations(r) ==
           "::error title=attnprof m/prefill/b1/op%3Ans%3A%3Aattn::regression +20.00%25 (99%25 CI "
           "[+19.00%25, +21.00%25]): r\n"
           "::warning title=attnprof m/prefill/b1/eager::inconclusive +3.00%25 (99%25 CI "
           "[+2.00%25, +4.00%25]): r\n");
+  }
+
+  TEST_CASE("annotations: a multi-line error is one annotation, and an environmental run warns") {
+    report::GateReport r = sample_report();
+    r.validity = gate::RunValidity{true, 10, 9, 0, "9 of 10 cases moved the same way"};
+    const std::string a = report::annotations(r);
+    CHECK(a.find("::error title=attnprof llama-2-7b/decode/b16-kv16384-bf16-none/cuda.decode::"
+                 "failed: RuntimeError: CUDA error: an illegal memory access was encountered "
+                 "CUDA kernel errors") != std::string::npos);
+    CHECK(
+        a.find("::warning title=attnprof environmental run::9 of 10 cases moved the same way\n") !=
+        std::string::npos);
   }
 
   TEST_CASE("counts name every verdict kind; accepted and ignored only when present") {
@@ -48,23 +47,111 @@ TEST_SUITE("report::verdicts") {
     CHECK(report::verdict_counts(v).find(", 1 accepted, 0 ignored") != std::string::npos);
   }
 
-  TEST_CASE("markdown: regressions first, unchanged collapsed, notes quoted") {
-    std::vector<gate::CaseVerdict> v{verdict("same", gate::Verdict::unchanged, 1.0),
-                                     verdict("slow", gate::Verdict::regression, 1.2)};
-    core::Run run;
-    run.id = "r1";
-    const std::string md = report::verdict_markdown(v, run, "baselines/x.yaml", {"**note**"});
-    CHECK(md.find("## attnprof gate") == 0);
-    CHECK(md.find("> **note**") != std::string::npos);
-    CHECK(md.find("`slow`") < md.find("<details>"));
-    CHECK(md.find("`same`") > md.find("<details>"));
+  TEST_CASE("markdown golden: outcome, worst first (bigger regression first), unchanged folded") {
+    report::GateReport r = sample_report();
+    r.notes = {"environmental run: 9 of 10 cases moved; measure again"};
+    const std::string md = report::markdown_report(r);
+    check_golden("gate.md", md);
+    CHECK(md.find("## attnprof gate: failed") == 0);
+    CHECK(md.find("b4-s4096") < md.find("b1-s2048"));  // +31% before +12%
+    CHECK(md.find("b1-s2048") < md.find("cuda.decode"));
+    CHECK(md.find("sdpa.math`") > md.find("<details><summary>2 unchanged case(s)"));
   }
 
-  TEST_CASE("JSON has no NaN: unknown numbers are null") {
-    gate::CaseVerdict c = verdict("n", gate::Verdict::new_case, std::nan(""));
-    c.p_value = std::nan("");
-    const std::string j = report::verdict_json({c}, core::Run{});
+  TEST_CASE("markdown stays under its limit by leaving whole rows out, and says how many") {
+    report::GateReport r;
+    for (int i = 0; i < 3000; ++i)
+      r.verdicts.push_back(verdict(fmt::format("suite/work/b{}-s128-fp32-none/sdpa.math", i),
+                                   i % 3 ? gate::Verdict::unchanged : gate::Verdict::regression,
+                                   i % 3 ? 1.0 : 1.2));
+    const std::string md = report::markdown_report(r, 60000);
+    CHECK(md.size() < 60000);
+    CHECK(md.find("more case(s) not shown here: see the JSON report.") != std::string::npos);
+    // Every table row is whole: each line of a table starts and ends with a pipe.
+    std::size_t start = 0;
+    while (start < md.size()) {
+      const std::size_t end = md.find('\n', start);
+      const std::string line = md.substr(start, end - start);
+      if (!line.empty() && line[0] == '|') CHECK(line.back() == '|');
+      start = end + 1;
+    }
+    CHECK(report::markdown_report(r, 1 << 20).find("not shown") == std::string::npos);
+  }
+
+  TEST_CASE("JUnit golden: regressions and failures fail, inconclusive skips, --strict fails it") {
+    report::GateReport r = sample_report();
+    const std::string xml = report::junit_report(r);
+    check_golden("gate.junit.xml", xml);
+    CHECK(xml.find("tests=\"7\" failures=\"3\" errors=\"0\" skipped=\"1\"") != std::string::npos);
+    r.strict = true;
+    CHECK(report::junit_report(r).find("tests=\"7\" failures=\"4\" errors=\"0\" skipped=\"0\"") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("JSON golden: versioned schema, unknown numbers are null, never NaN") {
+    report::GateReport r = sample_report();
+    r.validity = gate::RunValidity{false, 5, 2, 0, ""};
+    const std::string j = report::json_report(r);
+    check_golden("gate.json", j);
     CHECK(j.find("NaN") == std::string::npos);
-    CHECK(j.find("\"ratio\": null") != std::string::npos);
+    const auto parsed = nlohmann::json::parse(j);
+    CHECK(parsed["schema"] == "attnprof-gate");
+    CHECK(parsed["schema_version"] == report::kJsonSchemaVersion);
+    CHECK(parsed["result"]["counts"]["regression"] == 2);
+    CHECK(parsed["verdicts"][3]["ratio"].is_null());
+    CHECK_FALSE(parsed.contains("ab"));
+  }
+
+  TEST_CASE("console: fits 120 columns, keys wrap, reasons go under their row; --wide does not") {
+    report::GateReport r = sample_report();
+    const std::string text = report::console_report(r);
+    std::size_t start = 0, widest = 0, lines = 0;
+    while (start < text.size()) {
+      const std::size_t end = text.find('\n', start);
+      widest = std::max(widest, report::display_width(text.substr(start, end - start)));
+      start = end + 1;
+      ++lines;
+    }
+    CHECK(widest <= 120);
+    // The 3-line error is on one line, under its case.
+    CHECK(text.find("    RuntimeError: CUDA error: an illegal memory access was encountered CUDA "
+                    "kernel errors") != std::string::npos);
+    const std::string wide = report::console_report(r, 0);
+    CHECK(wide.find("llama-2-7b/decode/b16-kv16384-bf16-none/cuda.decode   failed") !=
+          std::string::npos);
+    CHECK(wide.find("RuntimeError: CUDA error: an illegal memory access was encountered CUDA "
+                    "kernel errors might be asynchronously reported at some other API call For "
+                    "debugging consider passing CUDA_LAUNCH_BLOCKING=1\n") != std::string::npos);
+  }
+
+  TEST_CASE("an A/B's op diff: worst first, ops on one side only included, in every format") {
+    core::CostRow bmm{"aten::bmm", "[[1,8,64,64]]", "", 2, 2000, 2000};
+    core::CostRow softmax{"aten::softmax", "[[1,8,64,64]]", "", 1, 500, 500};
+    core::CostRow bmm_slow = bmm;
+    bmm_slow.cpu_self_ns = 3000;
+    core::CostRow extra{"aten::contiguous", "[[1,8,64,64]]", "", 1, 400, 400};
+    const auto ops = report::diff_cost({bmm, softmax}, {bmm_slow, softmax, extra});
+    REQUIRE(ops.size() == 3);
+    CHECK(ops[0].name == "aten::bmm");
+    CHECK(ops[0].base_self_ns == 1000);  // per call
+    CHECK(ops[0].head_self_ns == 1500);
+    CHECK(ops[0].delta_ns() == 1000);
+    CHECK(ops[1].name == "aten::contiguous");
+    CHECK(ops[1].base_calls == 0);
+    CHECK(ops[2].delta_ns() == 0);
+
+    report::GateReport r;
+    r.mode = "ab";
+    r.verdicts = {verdict("m/w/s/eager", gate::Verdict::regression, 1.3)};
+    r.ab = report::AbDetail{};
+    r.ab->cases.push_back({"m/w/s/eager", {{1000, 1300, false}, {1010, 1290, true}}, ops});
+    const std::string md = report::markdown_report(r);
+    CHECK(md.find("<details><summary>What moved in <code>m/w/s/eager</code> (+30.00%)") !=
+          std::string::npos);
+    CHECK(md.find("| `aten::bmm` [[1,8,64,64]] | 2 | 1.00 us | 1.50 us | 1.00 us |") !=
+          std::string::npos);
+    const auto j = nlohmann::json::parse(report::json_report(r));
+    CHECK(j["ab"]["cases"][0]["rounds"].size() == 2);
+    CHECK(j["ab"]["cases"][0]["ops"][0]["head_self_ns_per_call"] == 1500);
   }
 }

@@ -1,0 +1,596 @@
+#include "harness/report/html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <map>
+
+#include "harness/gate/annotations.h"
+#include "harness/report/format.h"
+#include "harness/store/history.h"
+#include "harness/util/error.h"
+#include "harness/util/format.h"
+
+namespace attnprof::report {
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
+    }
+  }
+  return o;
+}
+
+std::string date(std::int64_t ns) {
+  if (ns <= 0) return "";
+  std::time_t t = static_cast<std::time_t>(ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+  return buf;
+}
+
+std::string dur(double ns) {
+  return ns > 0 ? util::format_duration(ns) : "";
+}
+
+const char* kStyle = R"(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1180px;
+ color:#1f2328;padding:0 16px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin-bottom:4px}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}
+th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
+.regression,.failed,.missing{background:#ffebe9}.improvement{background:#dafbe1}
+.inconclusive{background:#fff8c5}.accepted,.ignored,.new{background:#f6f8fa}
+.muted{color:#656d76}.note{border-left:4px solid #d4a72c;padding:4px 12px;background:#fff8c5}
+svg{background:#fff;border:1px solid #d0d7de;margin:8px 0}
+svg text{font:11px system-ui,sans-serif;fill:#1f2328}
+details{margin:6px 0}summary{cursor:pointer}
+)";
+
+std::string page(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
+         esc(title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<h1>" +
+         esc(title) + "</h1>\n" + body + "</body>\n</html>\n";
+}
+
+std::string table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& rows,
+                  const std::vector<std::string>& row_classes = {}) {
+  std::string o = "<table>\n<tr>";
+  for (const auto& h : header) o += "<th>" + esc(h) + "</th>";
+  o += "</tr>\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    o += i < row_classes.size() && !row_classes[i].empty()
+             ? "<tr class=\"" + esc(row_classes[i]) + "\">"
+             : std::string("<tr>");
+    for (const auto& cell : rows[i]) {
+      o += (numeric(cell) ? "<td class=\"n\">" : "<td>") + esc(cell) + "</td>";
+    }
+    o += "</tr>\n";
+  }
+  return o + "</table>\n";
+}
+
+// ---- charts ---------------------------------------------------------------------------------
+
+// Tick values for [lo, hi]: 1-2-5 steps on a linear axis, powers of ten on a log axis.
+std::vector<double> ticks(double lo, double hi, bool log) {
+  std::vector<double> t;
+  if (log) {
+    for (double p = std::floor(std::log10(lo)); p <= std::ceil(std::log10(hi)); ++p)
+      if (const double v = std::pow(10.0, p); v >= lo * 0.999 && v <= hi * 1.001) t.push_back(v);
+    return t;
+  }
+  const double raw = (hi - lo) / 5;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * mag) {
+      step = m * mag;
+      break;
+    }
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) t.push_back(v);
+  return t;
+}
+
+// A plot area with two axes mapped to pixels, drawn into one <svg>.
+class Plot {
+ public:
+  struct Axis {
+    double lo = 0, hi = 1;
+    bool log = false;
+    std::string label;
+  };
+  Plot(Axis x, Axis y, int width = 760, int height = 300)
+      : m_x(x), m_y(y), m_w(width), m_h(height) {
+    for (Axis* a : {&m_x, &m_y}) {
+      if (a->log) {
+        a->lo = std::max(a->lo, 1e-12);
+        a->hi = std::max(a->hi, a->lo * 10);
+      }
+      if (!(a->hi > a->lo)) a->hi = a->lo + (a->lo != 0 ? std::abs(a->lo) * 0.1 : 1);
+    }
+  }
+  double px(double x) const { return kLeft + frac(m_x, x) * (m_w - kLeft - kRight); }
+  double py(double y) const { return m_h - kBottom - frac(m_y, y) * (m_h - kTop - kBottom); }
+  void add(const std::string& element) { m_body += element + "\n"; }
+  // Axes with ticks labelled by `fx` and `fy`, then the elements added so far.
+  template <class FX, class FY>
+  std::string svg(const std::string& title, FX fx, FY fy) const {
+    std::string s = fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"{0}\" height=\"{1}\" "
+        "viewBox=\"0 0 {0} {1}\"><title>{2}</title>\n",
+        m_w, m_h, esc(title));
+    const double x0 = kLeft, x1 = m_w - kRight, y0 = m_h - kBottom, y1 = kTop;
+    for (double t : ticks(m_x.lo, m_x.hi, m_x.log))
+      s += fmt::format(
+          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#eaeef2\"/>"
+          "<text x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
+          px(t), y0, y1, y0 + 14, esc(fx(t)));
+    for (double t : ticks(m_y.lo, m_y.hi, m_y.log))
+      s += fmt::format(
+          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#eaeef2\"/>"
+          "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+          x0, py(t), x1, x0 - 4, py(t) + 4, esc(fy(t)));
+    s += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
+        "stroke=\"#8c959f\"/>\n",
+        x0, y1, x1 - x0, y0 - y1);
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                     (x0 + x1) / 2, m_h - 4, esc(m_x.label));
+    s += fmt::format(
+        "<text x=\"12\" y=\"{:.1f}\" text-anchor=\"middle\" "
+        "transform=\"rotate(-90 12 {:.1f})\">{}</text>\n",
+        (y0 + y1) / 2, (y0 + y1) / 2, esc(m_y.label));
+    return s + m_body + "</svg>\n";
+  }
+
+ private:
+  static constexpr double kLeft = 72, kRight = 16, kTop = 12, kBottom = 40;
+  static double frac(const Axis& a, double v) {
+    if (a.log) {
+      v = std::max(v, a.lo);
+      return (std::log10(v) - std::log10(a.lo)) / (std::log10(a.hi) - std::log10(a.lo));
+    }
+    return (v - a.lo) / (a.hi - a.lo);
+  }
+  Axis m_x, m_y;
+  int m_w, m_h;
+  std::string m_body;
+};
+
+std::string number_label(double v) {
+  if (v == 0) return "0";
+  const double a = std::abs(v);
+  if (a >= 1000 || a < 0.01) return fmt::format("{:.0e}", v);
+  return fmt::format("{:g}", v);
+}
+
+struct RooflinePoint {
+  std::string label;
+  double intensity = 0, tflops = 0;
+};
+
+// Log-log: arithmetic intensity (FLOP/byte) against TFLOP/s, the device's roof where known.
+std::string roofline_svg(const std::vector<RooflinePoint>& points, Peaks peaks) {
+  double xlo = 1e9, xhi = 0, ylo = 1e9, yhi = 0;
+  for (const auto& p : points) {
+    xlo = std::min(xlo, p.intensity), xhi = std::max(xhi, p.intensity);
+    ylo = std::min(ylo, p.tflops), yhi = std::max(yhi, p.tflops);
+  }
+  const bool roof = peaks.tflops > 0 && peaks.gbps > 0;
+  const double ridge = roof ? peaks.tflops * 1000 / peaks.gbps : 0;
+  if (roof) {
+    xlo = std::min(xlo, ridge / 10), xhi = std::max(xhi, ridge * 10);
+    yhi = std::max(yhi, peaks.tflops);
+  }
+  Plot plot({std::pow(10.0, std::floor(std::log10(xlo))),
+             std::pow(10.0, std::ceil(std::log10(xhi))), true, "arithmetic intensity (FLOP/byte)"},
+            {std::pow(10.0, std::floor(std::log10(ylo))),
+             std::pow(10.0, std::ceil(std::log10(yhi * 1.5))), true, "TFLOP/s"});
+  if (roof) {
+    const double a = std::pow(10.0, std::floor(std::log10(xlo)));
+    const double b = std::pow(10.0, std::ceil(std::log10(xhi)));
+    plot.add(fmt::format(
+        "<polyline class=\"roof\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"2\" "
+        "points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"><title>peaks: {:.1f} TFLOP/s, "
+        "{:.0f} GB/s</title></polyline>",
+        plot.px(a), plot.py(peaks.gbps * a / 1000), plot.px(ridge), plot.py(peaks.tflops),
+        plot.px(b), plot.py(peaks.tflops), peaks.tflops, peaks.gbps));
+    plot.add(
+        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#cf222e\">{:.1f} TFLOP/s, "
+                    "{:.0f} GB/s</text>",
+                    plot.px(ridge) + 6, plot.py(peaks.tflops) + 14, peaks.tflops, peaks.gbps));
+  }
+  for (const auto& p : points)
+    plot.add(
+        fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" "
+                    "fill=\"#0969da\"><title>{}: {:.3g} FLOP/byte, {:.3g} TFLOP/s</title>"
+                    "</circle>",
+                    plot.px(p.intensity), plot.py(p.tflops), esc(p.label), p.intensity, p.tflops));
+  std::string out = plot.svg("roofline", number_label, number_label);
+  if (!roof)
+    out +=
+        "<p class=\"muted\">Device peaks unknown for these cases: no roof drawn (a GPU's "
+        "come from its properties; on a CPU set <code>hardware.peak_tflops</code> and "
+        "<code>hardware.peak_gbps</code> in the scenario).</p>\n";
+  return out;
+}
+
+std::vector<RooflinePoint> roofline_points(const std::vector<const core::CaseResult*>& cases,
+                                           Peaks& peaks) {
+  std::vector<RooflinePoint> points;
+  for (const auto* c : cases) {
+    auto tf = c->metrics.find("throughput.tflops");
+    auto gb = c->metrics.find("bandwidth.achieved_gbps");
+    if (c->spec.level != core::Level::kernel || tf == c->metrics.end() || gb == c->metrics.end() ||
+        tf->second <= 0 || gb->second <= 0)
+      continue;
+    points.push_back({c->spec.key, tf->second * 1000 / gb->second, tf->second});
+    const Peaks p = case_peaks(*c);
+    peaks.tflops = std::max(peaks.tflops, p.tflops);
+    peaks.gbps = std::max(peaks.gbps, p.gbps);
+  }
+  return points;
+}
+
+std::string cost_table(const core::CaseResult& c, std::size_t rows = 25) {
+  if (c.cost.empty()) return "<p class=\"muted\">No cost matrix (traced pass off or failed).</p>\n";
+  std::vector<const core::CostRow*> sorted;
+  for (const auto& r : c.cost) sorted.push_back(&r);
+  const bool device =
+      std::any_of(c.cost.begin(), c.cost.end(), [](const auto& r) { return r.device_self_ns > 0; });
+  std::stable_sort(sorted.begin(), sorted.end(), [&](auto* a, auto* b) {
+    return (device ? a->device_self_ns : a->cpu_self_ns) >
+           (device ? b->device_self_ns : b->cpu_self_ns);
+  });
+  std::vector<std::vector<std::string>> body;
+  for (std::size_t i = 0; i < sorted.size() && i < rows; ++i) {
+    const auto& r = *sorted[i];
+    std::string kernels;
+    for (const auto& [k, n] : r.kernels)
+      kernels += (kernels.empty() ? "" : ", ") + k + " ×" + std::to_string(n);
+    body.push_back({r.op, r.input_shapes, std::to_string(r.calls), dur(r.cpu_self_ns),
+                    dur(r.cpu_total_ns), dur(r.device_self_ns), dur(r.device_total_ns),
+                    r.share > 0 ? fmt::format("{:.1f}%", 100 * r.share) : "",
+                    r.bytes_allocated ? fmt::format("{}", r.bytes_allocated) : "", kernels});
+  }
+  std::string out = table({"op", "input shapes", "calls", "CPU self", "CPU total", "device self",
+                           "device total", "share", "bytes", "kernels"},
+                          body);
+  if (sorted.size() > rows)
+    out += fmt::format("<p class=\"muted\">{} more op(s) not shown.</p>\n", sorted.size() - rows);
+  return out;
+}
+
+std::string op_diff_table(const std::vector<OpDiff>& ops, std::size_t rows = 20) {
+  std::vector<std::vector<std::string>> body;
+  for (std::size_t i = 0; i < ops.size() && i < rows; ++i) {
+    const OpDiff& o = ops[i];
+    body.push_back({(o.kernel ? "kernel " : "") + o.name, o.shapes, std::to_string(o.base_calls),
+                    std::to_string(o.head_calls), dur(o.base_self_ns), dur(o.head_self_ns),
+                    dur(o.base_total_ns), dur(o.head_total_ns),
+                    util::format_duration(o.delta_ns())});
+  }
+  return table({"op / kernel", "shapes", "base calls", "head calls", "base self/call",
+                "head self/call", "base total/call", "head total/call", "Δ self (all calls)"},
+               body);
+}
+
+// Head/base ratio per round, the tolerance band around 1.
+std::string rounds_svg(const AbCase& a, double tolerance) {
+  double lo = 1 - tolerance, hi = 1 + tolerance;
+  for (const auto& r : a.rounds)
+    if (r.base_ns > 0)
+      lo = std::min(lo, r.head_ns / r.base_ns), hi = std::max(hi, r.head_ns / r.base_ns);
+  const double pad = (hi - lo) * 0.1;
+  Plot plot({0, std::max<double>(1, a.rounds.size() - 1), false, "round"},
+            {lo - pad, hi + pad, false, "head / base"}, 760, 220);
+  plot.add(
+      fmt::format("<rect class=\"band\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+                  "height=\"{:.1f}\" fill=\"#dafbe1\"><title>tolerance ±{:.1f}%</title></rect>",
+                  plot.px(0), plot.py(1 + tolerance),
+                  plot.px(std::max<double>(1, a.rounds.size() - 1)) - plot.px(0),
+                  plot.py(1 - tolerance) - plot.py(1 + tolerance), 100 * tolerance));
+  for (std::size_t i = 0; i < a.rounds.size(); ++i) {
+    const auto& r = a.rounds[i];
+    if (r.base_ns <= 0) continue;
+    plot.add(fmt::format(
+        "<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\">"
+        "<title>round {}: base {}, head {} ({} first)</title></circle>",
+        plot.px(i), plot.py(r.head_ns / r.base_ns), r.head_first ? "#8250df" : "#0969da", i + 1,
+        dur(r.base_ns), dur(r.head_ns), r.head_first ? "head" : "base"));
+  }
+  return plot.svg(
+      "A/B rounds: " + a.key, [](double v) { return fmt::format("{:g}", v + 1); },
+      [](double v) { return fmt::format("{:.3f}", v); });
+}
+
+std::string run_line(const core::Run& run) {
+  auto field = [&](const char* k) {
+    auto it = run.env.fields.find(k);
+    return it == run.env.fields.end() ? std::string("?") : it->second;
+  };
+  return fmt::format(
+      "<p>Run <code>{}</code> at commit <code>{}</code> on branch <code>{}</code>, "
+      "{}; device <b>{}</b>, environment <code>{}</code>.</p>\n",
+      esc(run.id), esc(run.git_commit.empty() ? "unknown" : run.git_commit.substr(0, 12)),
+      esc(run.git_branch), esc(date(run.started_ns)), esc(field("device.name")),
+      esc(run.env.fingerprint()));
+}
+
+std::string case_section(const core::CaseResult& c) {
+  std::string s = "<details><summary><code>" + esc(c.spec.key) + "</code>";
+  if (c.summary.n > 0) s += " — median " + esc(dur(c.summary.median_ns));
+  s += "</summary>\n";
+  if (!c.message.empty()) s += "<p>" + esc(c.message) + "</p>\n";
+  s += cost_table(c);
+  return s + "</details>\n";
+}
+
+}  // namespace
+
+Peaks case_peaks(const core::CaseResult& c) {
+  Peaks p;
+  p.tflops = c.spec.hardware.peak_tflops.value_or(0);
+  p.gbps = c.spec.hardware.peak_gbps.value_or(0);
+  auto ratio = [&](const char* achieved, const char* fraction) {
+    auto a = c.metrics.find(achieved), f = c.metrics.find(fraction);
+    return a != c.metrics.end() && f != c.metrics.end() && f->second > 0 ? a->second / f->second
+                                                                         : 0.0;
+  };
+  if (p.tflops <= 0)
+    p.tflops = ratio("roofline.throughput.tflops", "roofline.throughput.fraction_of_peak");
+  if (p.gbps <= 0)
+    p.gbps = ratio("roofline.bandwidth.achieved_gbps", "roofline.bandwidth.fraction_of_peak");
+  return p;
+}
+
+std::string html_run(const core::Run& run) {
+  std::string body = run_line(run);
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> classes;
+  std::vector<const core::CaseResult*> cases;
+  for (const auto& c : run.cases) {
+    cases.push_back(&c);
+    const bool ok = c.status == core::CaseStatus::ok && c.summary.n > 0;
+    auto metric = [&](const char* k, const char* f) {
+      auto it = c.metrics.find(k);
+      return it == c.metrics.end() ? std::string() : fmt::format(fmt::runtime(f), it->second);
+    };
+    rows.push_back(
+        {c.spec.key, core::to_string(c.status), ok ? dur(c.summary.median_ns) : "",
+         ok ? fmt::format("[{}, {}]", dur(c.summary.ci_low_ns), dur(c.summary.ci_high_ns)) : "",
+         ok ? std::to_string(c.summary.n) : "", metric("throughput.tflops", "{:.3f}"),
+         metric("bandwidth.achieved_gbps", "{:.1f}"), c.backend, one_line(c.message, 300)});
+    classes.push_back(c.status == core::CaseStatus::ok ? "" : "failed");
+  }
+  body += "<h2>Results</h2>\n" + table({"case", "status", "median", "CI of the median", "samples",
+                                        "TFLOP/s", "GB/s", "backend", "note"},
+                                       rows, classes);
+  Peaks peaks;
+  const auto points = roofline_points(cases, peaks);
+  if (!points.empty()) body += "<h2>Roofline</h2>\n" + roofline_svg(points, peaks);
+  body += "<h2>Cost matrices</h2>\n";
+  for (const auto* c : cases) body += case_section(*c);
+  return page("attnprof run " + run.id.substr(0, 8), body);
+}
+
+std::string html_gate(const GateReport& r) {
+  static const std::map<std::string, int> order{
+      {"regression", 0},  {"failed", 1}, {"missing", 2}, {"inconclusive", 3}, {"accepted", 4},
+      {"improvement", 5}, {"new", 6},    {"ignored", 7}, {"unchanged", 8}};
+  std::vector<const gate::CaseVerdict*> sorted;
+  for (const auto& v : r.verdicts) sorted.push_back(&v);
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+    return order.at(gate::to_string(a->verdict)) < order.at(gate::to_string(b->verdict));
+  });
+  std::string body = "<p><b>" + esc(verdict_counts(r.verdicts)) + "</b></p>\n";
+  for (const auto& n : r.notes) body += "<p class=\"note\">" + esc(n) + "</p>\n";
+  body += run_line(r.run) + "<p>Against <code>" + esc(r.baseline) + "</code>.</p>\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> classes;
+  for (auto* v : sorted) {
+    const bool ratio = std::isfinite(v->ratio) && v->ratio > 0;
+    const bool ci = std::isfinite(v->ci_low) && std::isfinite(v->ci_high) && v->ci_high > 0;
+    rows.push_back(
+        {v->key, gate::to_string(v->verdict), dur(v->baseline_median_ns),
+         dur(v->candidate_median_ns), ratio ? fmt::format("{:+.2f}%", 100 * (v->ratio - 1)) : "",
+         ci ? fmt::format("[{:+.2f}%, {:+.2f}%]", 100 * (v->ci_low - 1), 100 * (v->ci_high - 1))
+            : "",
+         v->tolerance > 0 ? fmt::format("{:.1f}%", 100 * v->tolerance) : "",
+         one_line(v->reason, 400)});
+    classes.push_back(gate::to_string(v->verdict));
+  }
+  body += "<h2>Verdicts</h2>\n" +
+          table({"case", "verdict", "baseline", "now", "change", "99% CI", "tol", "reason"}, rows,
+                classes);
+  if (r.ab) {
+    body += "<h2>A/B: " + esc(r.ab->base_label) + " → " + esc(r.ab->head_label) + "</h2>\n";
+    for (auto* v : sorted) {
+      auto it = std::find_if(r.ab->cases.begin(), r.ab->cases.end(),
+                             [&](const AbCase& a) { return a.key == v->key; });
+      if (it == r.ab->cases.end()) continue;
+      body += "<h3><code>" + esc(v->key) + "</code> — " + gate::to_string(v->verdict) + "</h3>\n";
+      if (!it->rounds.empty()) body += rounds_svg(*it, v->tolerance > 0 ? v->tolerance : 0.05);
+      if (!it->ops.empty())
+        body += "<p>What moved, per op and kernel:</p>\n" + op_diff_table(it->ops);
+    }
+  }
+  std::vector<const core::CaseResult*> cases;
+  for (const auto& c : r.run.cases) cases.push_back(&c);
+  Peaks peaks;
+  const auto points = roofline_points(cases, peaks);
+  if (!points.empty()) body += "<h2>Roofline</h2>\n" + roofline_svg(points, peaks);
+  if (!cases.empty()) {
+    body += "<h2>Cost matrices</h2>\n";
+    for (const auto* c : cases) body += case_section(*c);
+  }
+  return page(fmt::format("attnprof gate ({}): {}", r.mode,
+                          r.exit_code == 0   ? "passed"
+                          : r.exit_code == 1 ? "failed"
+                                             : "measure again"),
+              body);
+}
+
+CaseHistory load_case_history(store::Database& db, const std::string& key,
+                              const std::string& branch, const std::string& env) {
+  CaseHistory h;
+  h.key = key;
+  store::HistoryFilter f;
+  f.case_glob = key;
+  f.metric = "summary.*";
+  f.branch = branch;
+  f.env_fingerprint = env;
+  std::vector<store::HistoryRow> rows = store::history(db, f);
+  if (rows.empty())
+    throw util::InputError(util::Diagnostic{
+        "--case", 0, 0,
+        fmt::format("no stored history for \"{}\"{}", key, branch.empty() ? "" : " on " + branch)});
+  // One environment: the one asked for, else the newest run's (never mix machines).
+  const auto newest = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.started_ns < b.started_ns;
+  });
+  h.env_fingerprint = newest->env_fingerprint;
+  std::map<std::pair<std::int64_t, std::string>, HistoryPoint> by_run;
+  for (const auto& row : rows) {
+    if (row.env_fingerprint != h.env_fingerprint) continue;
+    HistoryPoint& p = by_run[{row.started_ns, row.run_id}];
+    p.run_id = row.run_id, p.commit = row.git_commit, p.branch = row.git_branch;
+    p.started_ns = row.started_ns;
+    if (row.metric == "summary.median_ns") p.median_ns = row.value;
+    if (row.metric == "summary.ci_low_ns") p.ci_low_ns = row.value;
+    if (row.metric == "summary.ci_high_ns") p.ci_high_ns = row.value;
+  }
+  for (auto& [k, p] : by_run) h.points.push_back(p);
+  f.metric = "summary.median_ns";
+  f.env_fingerprint = h.env_fingerprint;
+  for (auto& c : store::find_changes(db, f))
+    if (c.case_key == key) h.changes.push_back(c);
+  for (const auto& a : db.annotations())
+    if (gate::glob_match(a.case_glob, key)) h.annotations.push_back(a);
+  return h;
+}
+
+std::string html_history(const CaseHistory& h) {
+  std::string body =
+      fmt::format("<p>Case <code>{}</code> in environment <code>{}</code>: {} run(s).</p>\n",
+                  esc(h.key), esc(h.env_fingerprint), h.points.size());
+  if (!h.points.empty()) {
+    double lo = 1e300, hi = 0;
+    for (const auto& p : h.points) {
+      lo = std::min({lo, p.median_ns, p.ci_low_ns > 0 ? p.ci_low_ns : p.median_ns});
+      hi = std::max({hi, p.median_ns, p.ci_high_ns});
+    }
+    const double pad = std::max((hi - lo) * 0.1, hi * 0.01);
+    const double n = std::max<double>(1, h.points.size() - 1);
+    Plot plot({0, n, false, "run (oldest first)"},
+              {std::max(0.0, lo - pad), hi + pad, false, "median"});
+    std::string band_top, band_bottom, line;
+    for (std::size_t i = 0; i < h.points.size(); ++i) {
+      const auto& p = h.points[i];
+      band_top += fmt::format("{:.1f},{:.1f} ", plot.px(i),
+                              plot.py(p.ci_high_ns > 0 ? p.ci_high_ns : p.median_ns));
+      line += fmt::format("{:.1f},{:.1f} ", plot.px(i), plot.py(p.median_ns));
+    }
+    for (std::size_t i = h.points.size(); i-- > 0;) {
+      const auto& p = h.points[i];
+      band_bottom += fmt::format("{:.1f},{:.1f} ", plot.px(i),
+                                 plot.py(p.ci_low_ns > 0 ? p.ci_low_ns : p.median_ns));
+    }
+    plot.add("<polygon class=\"band\" fill=\"#ddf4ff\" points=\"" + band_top + band_bottom +
+             "\"><title>confidence interval of each run's median</title></polygon>");
+    plot.add(
+        "<polyline class=\"series\" fill=\"none\" stroke=\"#0969da\" stroke-width=\"1.5\" "
+        "points=\"" +
+        line + "\"/>");
+    for (std::size_t i = 0; i < h.points.size(); ++i) {
+      const auto& p = h.points[i];
+      plot.add(fmt::format(
+          "<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#0969da\">"
+          "<title>{} {} ({}): {}</title></circle>",
+          plot.px(i), plot.py(p.median_ns), esc(date(p.started_ns)), esc(p.commit.substr(0, 12)),
+          esc(p.branch), esc(dur(p.median_ns))));
+    }
+    for (const auto& c : h.changes) {
+      const double x = plot.px(c.point.index - 0.5);
+      plot.add(fmt::format(
+          "<line class=\"change\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" "
+          "stroke=\"#cf222e\" stroke-dasharray=\"4 3\"><title>change {3:+.1f}% between {4} and "
+          "{5}</title></line><text x=\"{6:.1f}\" y=\"{7:.1f}\" fill=\"#cf222e\">{3:+.1f}%</text>",
+          x, plot.py(hi + pad), plot.py(std::max(0.0, lo - pad)), 100 * c.point.relative_change,
+          esc(c.commit_before.substr(0, 12)), esc(c.commit_after.substr(0, 12)), x + 3,
+          plot.py(hi + pad) + 12));
+    }
+    for (const auto& a : h.annotations) {
+      // At its run when it names one, else at the first run after it was made.
+      std::size_t at = h.points.size();
+      for (std::size_t i = 0; i < h.points.size(); ++i)
+        if (a.run_id.empty() ? h.points[i].started_ns >= a.created_ns
+                             : h.points[i].run_id == a.run_id) {
+          at = i;
+          break;
+        }
+      if (at == h.points.size()) continue;
+      const double x = plot.px(at), y = plot.py(lo - pad);
+      plot.add(fmt::format(
+          "<path class=\"annotation\" d=\"M{:.1f},{:.1f} l-6,10 h12 z\" fill=\"#8250df\">"
+          "<title>{}: {} ({})</title></path>",
+          x, y - 12, store::to_string(a.kind), esc(a.reason), esc(a.author)));
+    }
+    body += plot.svg(
+        "history of " + h.key, [](double v) { return fmt::format("{:g}", v + 1); },
+        [](double v) { return util::format_duration(v); });
+  }
+  std::vector<std::vector<std::string>> changes;
+  for (const auto& c : h.changes)
+    changes.push_back({fmt::format("{:+.2f}%", 100 * c.point.relative_change),
+                       dur(c.point.before_mean), dur(c.point.after_mean),
+                       c.commit_before.substr(0, 12) + ".." + c.commit_after.substr(0, 12),
+                       date(c.at_ns), fmt::format("{:.2g}", c.point.p_value)});
+  body += "<h2>Change points</h2>\n" +
+          (changes.empty()
+               ? std::string("<p class=\"muted\">None found.</p>\n")
+               : table({"change", "before", "after", "commits", "first run after", "p"}, changes));
+  std::vector<std::vector<std::string>> notes;
+  for (const auto& a : h.annotations)
+    notes.push_back({store::to_string(a.kind), a.case_glob, a.run_id.substr(0, 8), a.reason,
+                     a.author, date(a.created_ns)});
+  body += "<h2>Annotations</h2>\n" +
+          (notes.empty() ? std::string("<p class=\"muted\">None.</p>\n")
+                         : table({"kind", "cases", "run", "reason", "author", "made"}, notes));
+  std::vector<std::vector<std::string>> runs;
+  for (auto it = h.points.rbegin(); it != h.points.rend(); ++it)
+    runs.push_back(
+        {date(it->started_ns), it->commit.substr(0, 12), it->branch, dur(it->median_ns),
+         it->ci_high_ns > 0 ? fmt::format("[{}, {}]", dur(it->ci_low_ns), dur(it->ci_high_ns)) : "",
+         it->run_id.substr(0, 8)});
+  body += "<h2>Runs (newest first)</h2>\n" +
+          table({"started", "commit", "branch", "median", "CI", "run"}, runs);
+  return page("attnprof history: " + h.key, body);
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,56 @@
+// The HTML report: one self-contained file (inline CSS and SVG charts drawn here, no script, no
+// network), which opens from a CI artifact. Three views:
+//   html_gate     a gate's verdicts (compare or ab): the outcome, cases worst first, and per
+//                 case the cost matrix, the roofline point and, for an A/B, its rounds and
+//                 the per-op diff (GateReport::ab);
+//   html_run      a stored run: its results, a roofline of every kernel-level case against
+//                 the device's peaks, and each case's cost matrix;
+//   html_history  one case's history: its medians with their intervals over runs, the change
+//                 points with their commit ranges, and the annotations (accept, reset, ignore).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+#include "harness/report/verdicts.h"
+#include "harness/store/changes.h"
+#include "harness/store/database.h"
+
+namespace attnprof::report {
+
+std::string html_gate(const GateReport& report);
+std::string html_run(const core::Run& run);
+
+struct HistoryPoint {
+  std::string run_id, commit, branch;
+  std::int64_t started_ns = 0;
+  double median_ns = 0, ci_low_ns = 0, ci_high_ns = 0;  // interval 0: not recorded
+};
+
+// One case's history in one environment, oldest first.
+struct CaseHistory {
+  std::string key, env_fingerprint;
+  std::vector<HistoryPoint> points;
+  std::vector<store::CaseChange> changes;  // point.index indexes `points`
+  std::vector<store::Annotation> annotations;
+};
+
+// From the database: the case's medians and their intervals on `branch` (empty: any) in the
+// environment whose fingerprint starts with `env` (empty: the newest run's environment), its
+// change points and the annotations whose glob matches it. util::InputError when the case has
+// no history there.
+CaseHistory load_case_history(store::Database& db, const std::string& key,
+                              const std::string& branch = {}, const std::string& env = {});
+
+std::string html_history(const CaseHistory& history);
+
+// The device peaks a case was judged against, from its roofline metrics (achieved / fraction
+// of peak); 0 where unknown.
+struct Peaks {
+  double tflops = 0, gbps = 0;
+};
+Peaks case_peaks(const core::CaseResult& c);
+
+}  // namespace attnprof::report
