@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def run(cmd, cwd):
@@ -53,16 +54,18 @@ def main():
     walls = []
     for t in range(a.trials):
         js = os.path.join(work, f"ab{t}.json")
+        t0 = time.monotonic()
         rc, out = run([attnprof, "ab", "--base", build, "--db", db, "--tolerance", a.tolerance,
                        "--json", js, "--branch", "trials", "--commit", f"t{t}"] + a.extra, None)
+        walls.append(time.monotonic() - t0)
         if not os.path.exists(js):
             print(out)
             sys.exit(f"trial {t}: attnprof ab exited {rc} without a report")
         rep = json.load(open(js))
-        walls.append(rep.get("wall_s", 0))
         ways["ab"].update(counts(rep["verdicts"]))
         passed["ab"] += rc == 0
-        base_run, head_run = rep["base_run"], rep["head_run"]
+        # The report's layout: docs/report-json.md ("ab" holds the base side's run).
+        base_run, head_run = rep["ab"]["base_run"]["id"], rep["run"]["id"]
 
         bl = os.path.join(work, f"base{t}.yaml")
         run([attnprof, "baseline", "update", "--db", db, "--run", base_run, "-o", bl], None)
