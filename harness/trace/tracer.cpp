@@ -47,7 +47,7 @@ struct ThreadState {
   std::uint64_t generation = 0;
   std::uint32_t number = 0;
   std::vector<std::int64_t> stack;  // indices of the ops open on this thread
-  std::vector<OpEvent*> open;        // the same ops (deque elements never move)
+  std::vector<OpEvent*> open;       // the same ops (deque elements never move)
 };
 
 // The tracer's time inside every op open on this thread.

@@ -26,8 +26,8 @@ struct Options {
   int calls = 1;
 };
 
-// Runs body options.calls times under the tracer(s) and returns what was recorded. Not reentrant: one record()
-// at a time per process. Exceptions from body propagate after the tracers are removed.
+// Runs body options.calls times under the tracer(s) and returns what was recorded. Not reentrant:
+// one record() at a time per process. Exceptions from body propagate after the tracers are removed.
 Trace record(const std::function<void()>& body, const Options& options);
 
 class DeviceTracer;  // cupti_tracer.h

@@ -4,7 +4,8 @@
 // samples of a 10 us kernel match single cold samples; launch overhead stays outside the sample;
 // a call that synchronizes falls back and says so; a first call that synchronizes runs before
 // the blocking kernel; a gap between a call's kernels is in its sample; graph replays' kernels
-// have CUPTI records; CUPTI is free for the traced pass after finish(). Each test skips (passes with a message) where there is no GPU.
+// have CUPTI records; CUPTI is free for the traced pass after finish(). Each test skips (passes
+// with a message) where there is no GPU.
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime_api.h>
 
