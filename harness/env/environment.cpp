@@ -72,11 +72,16 @@ double peak_tflops(const Device& d, core::DType dtype) {
   // Form factors of one chip differ by a quarter (clocks and power): the PCIe and NVL parts come
   // before the plain name, which stands for the SXM part. Whole words, so "L4" is not "L40".
   static const std::vector<Peak> table = {
-      {{"H100", "PCIe"}, 756.5, 51.2}, {{"H100", "NVL"}, 835.5, 59.8},
-      {{"H200", "NVL"}, 835.5, 59.8},  {{"H100"}, 989.4, 66.9},
-      {{"H200"}, 989.4, 66.9},         {{"A100"}, 312, 19.5},
-      {{"L40S"}, 362.1, 91.6},         {{"L40"}, 181.0, 90.5},
-      {{"L4"}, 121, 30.3},             {{"A10G"}, 70, 31.2},
+      {{"H100", "PCIe"}, 756.5, 51.2},
+      {{"H100", "NVL"}, 835.5, 59.8},
+      {{"H200", "NVL"}, 835.5, 59.8},
+      {{"H100"}, 989.4, 66.9},
+      {{"H200"}, 989.4, 66.9},
+      {{"A100"}, 312, 19.5},
+      {{"L40S"}, 362.1, 91.6},
+      {{"L40"}, 181.0, 90.5},
+      {{"L4"}, 121, 30.3},
+      {{"A10G"}, 70, 31.2},
   };
   std::vector<std::string_view> words;
   const std::string_view name = d.name;
