@@ -11,9 +11,10 @@ build="${ATTNPROF_BUILD:-$root/build}"
 out="$root/.device"
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-cmake --build "$build" --target attnprof attnprof_device_tests attnprof_test_plugin \
-  bench_torch_kernels bench_torch_trace bench_torch_agreement >&2
-for b in attnprof tests/attnprof_device_tests bench/bench_torch_kernels bench/bench_torch_trace \
+# attnprof runs every kernel in attnprof-worker, which it finds beside itself: both travel.
+cmake --build "$build" --target attnprof attnprof-worker attnprof_device_tests \
+  attnprof_test_plugin bench_torch_kernels bench_torch_trace bench_torch_agreement >&2
+for b in attnprof attnprof-worker tests/attnprof_device_tests bench/bench_torch_kernels bench/bench_torch_trace \
          bench/bench_torch_agreement; do
   strip --strip-debug -o "$out/bin/$(basename "$b")" "$build/$b"
 done

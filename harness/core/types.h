@@ -45,6 +45,7 @@ struct MeasureSettings {
   double target_rel_ci = 0.005;  // stop when the median's CI half-width / median is below this
   double time_budget_s = 10;     // per case
   bool trace = true;             // run the traced pass and build the cost matrix
+  int trace_calls = 10;          // warm calls the traced pass records; the matrix is per call
 };
 
 struct GateSettings {
@@ -104,6 +105,8 @@ struct Summary {
 };
 
 // One row of the per-op cost matrix.
+// One cost-matrix row. Times, counts and bytes are per call of the case's workload: the traced
+// pass records several warm calls and divides.
 struct CostRow {
   std::string op;
   std::string input_shapes;  // "[[1,12,128,64], [1,12,128,64]]"
@@ -117,7 +120,8 @@ struct CostRow {
   // Filled by harness/costmatrix:
   std::string input_dtypes;  // "[float, float]"
   std::int64_t bytes_freed = 0;
-  int launches = 0;               // kernels, memcpys and memsets this op started itself
+  int launches = 0;               // kernels this op launched itself (per call of the case)
+  int copies = 0;                 // memcpys and memsets this op started itself
   std::vector<double> kernel_ns;  // device time of each entry of `kernels`, same order
 };
 

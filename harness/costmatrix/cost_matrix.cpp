@@ -2,6 +2,7 @@
 #include "harness/costmatrix/cost_matrix.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -12,6 +13,49 @@ double duration(std::uint64_t start, std::uint64_t end) {
   return end > start ? static_cast<double>(end - start) : 0.0;
 }
 
+// An op's own time: its window less what the tracer spent inside it.
+double op_ns(const trace::OpEvent& op) {
+  return std::max(0.0, duration(op.start_ns, op.end_ns) - static_cast<double>(op.tracer_ns));
+}
+
+// Sums over a pass of several calls become per-call figures; a count rounds to the nearest
+// whole number but never hides an op that ran (at least 1).
+int per_call(int count, int calls) {
+  if (calls <= 1 || count == 0) return count;
+  return std::max(1, static_cast<int>(std::lround(double(count) / calls)));
+}
+
+// For each op, and each device record, whether it belongs to a kept call; and how many were kept.
+struct Kept {
+  std::vector<bool> op;
+  int calls = 1;
+  bool device(const trace::Trace& t, const trace::DeviceEvent& d) const;
+  std::vector<bool> call;  // per call
+};
+
+std::size_t call_of(const trace::Trace& t, std::uint64_t at) {
+  const auto it = std::upper_bound(t.call_starts.begin(), t.call_starts.end(), at);
+  return it == t.call_starts.begin() ? 0 : static_cast<std::size_t>(it - t.call_starts.begin()) - 1;
+}
+
+bool Kept::device(const trace::Trace& t, const trace::DeviceEvent& d) const {
+  if (d.op >= 0 && static_cast<std::size_t>(d.op) < op.size()) return op[d.op];
+  return call.empty() || call[call_of(t, d.start_ns)];
+}
+
+Kept kept(const trace::Trace& t) {
+  Kept k;
+  k.call = kept_calls(t);
+  k.op.assign(t.ops.size(), true);
+  if (k.call.empty()) {
+    k.calls = std::max(1, t.calls);
+    return k;
+  }
+  k.calls = static_cast<int>(std::count(k.call.begin(), k.call.end(), true));
+  for (std::size_t i = 0; i < t.ops.size(); ++i) k.op[i] = k.call[call_of(t, t.ops[i].start_ns)];
+  return k;
+}
+
 struct RowAcc {
   core::CostRow row;
   std::map<std::string, std::pair<int, double>> kernels;  // name -> launches, ns
@@ -19,16 +63,33 @@ struct RowAcc {
 
 }  // namespace
 
+std::vector<bool> kept_calls(const trace::Trace& t) {
+  const std::size_t n = t.call_starts.size();
+  if (n == 0) return {};
+  std::vector<double> wall(n);
+  for (std::size_t i = 0; i < n; ++i)
+    wall[i] = duration(t.call_starts[i], i + 1 < n ? t.call_starts[i + 1] : t.end_ns);
+  std::vector<double> sorted = wall;
+  std::sort(sorted.begin(), sorted.end());
+  // The lower median: with two calls, the faster one sets the bar.
+  const double median = sorted[(n - 1) / 2];
+  std::vector<bool> keep(n);
+  for (std::size_t i = 0; i < n; ++i) keep[i] = wall[i] <= kSlowCallFactor * median;
+  return keep;
+}
+
 std::vector<core::CostRow> build(const trace::Trace& t) {
+  const Kept keep = kept(t);
   const std::size_t n = t.ops.size();
   std::vector<double> children_cpu(n, 0.0), device_self(n, 0.0), device_total(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     const auto& op = t.ops[i];
     if (op.parent >= 0 && static_cast<std::size_t>(op.parent) < n)
-      children_cpu[op.parent] += duration(op.start_ns, op.end_ns);
+      children_cpu[op.parent] += op_ns(op);
   }
   double unclaimed_device = 0;
   for (const auto& d : t.device) {
+    if (!keep.device(t, d)) continue;
     const double ns = duration(d.start_ns, d.end_ns);
     if (d.op < 0 || static_cast<std::size_t>(d.op) >= n) {
       unclaimed_device += ns;
@@ -50,6 +111,7 @@ std::vector<core::CostRow> build(const trace::Trace& t) {
                                                                      : std::string();
   };
   for (std::size_t i = 0; i < n; ++i) {
+    if (!keep.op[i]) continue;
     const auto& op = t.ops[i];
     auto& a = acc[{op.name, op.input_shapes, parent_name(op)}];
     auto& r = a.row;
@@ -60,7 +122,7 @@ std::vector<core::CostRow> build(const trace::Trace& t) {
       r.parent = parent_name(op);
     }
     ++r.calls;
-    const double total = duration(op.start_ns, op.end_ns);
+    const double total = op_ns(op);
     r.cpu_total_ns += total;
     r.cpu_self_ns += std::max(0.0, total - children_cpu[i]);
     r.device_self_ns += device_self[i];
@@ -73,10 +135,14 @@ std::vector<core::CostRow> build(const trace::Trace& t) {
     return std::make_tuple(o.name, o.input_shapes, parent_name(o));
   };
   for (const auto& d : t.device) {
+    if (!keep.device(t, d)) continue;
     const bool claimed = d.op >= 0 && static_cast<std::size_t>(d.op) < n;
     auto& a = claimed ? acc[key_of(d.op)] : acc[{std::string(kNoOp), "", ""}];
     if (!claimed && a.row.op.empty()) a.row.op = std::string(kNoOp);
-    ++a.row.launches;
+    if (d.kind == trace::DeviceKind::kernel)
+      ++a.row.launches;
+    else
+      ++a.row.copies;
     auto& k = a.kernels[d.name];
     ++k.first;
     k.second += duration(d.start_ns, d.end_ns);
@@ -87,6 +153,7 @@ std::vector<core::CostRow> build(const trace::Trace& t) {
   }
 
   const bool on_device = !t.device.empty();
+  const int calls = std::max(1, keep.calls);
   std::vector<core::CostRow> rows;
   rows.reserve(acc.size());
   double total_self = 0;
@@ -96,10 +163,18 @@ std::vector<core::CostRow> build(const trace::Trace& t) {
     for (auto& [name, cn] : a.kernels) ks.emplace_back(name, cn.first, cn.second);
     std::stable_sort(ks.begin(), ks.end(),
                      [](const auto& x, const auto& y) { return std::get<2>(x) > std::get<2>(y); });
-    for (auto& [name, calls, ns] : ks) {
-      a.row.kernels.emplace_back(name, calls);
-      a.row.kernel_ns.push_back(ns);
+    for (auto& [name, launched, ns] : ks) {
+      a.row.kernels.emplace_back(name, per_call(launched, calls));
+      a.row.kernel_ns.push_back(ns / calls);
     }
+    auto& r = a.row;
+    r.calls = per_call(r.calls, calls);
+    r.launches = per_call(r.launches, calls);
+    r.copies = per_call(r.copies, calls);
+    for (double* ns : {&r.cpu_self_ns, &r.cpu_total_ns, &r.device_self_ns, &r.device_total_ns})
+      *ns /= calls;
+    r.bytes_allocated /= calls;
+    r.bytes_freed /= calls;
     total_self += on_device ? a.row.device_self_ns : a.row.cpu_self_ns;
     rows.push_back(std::move(a.row));
   }
@@ -118,8 +193,9 @@ Kernels kernels(const trace::Trace& t) {
                          std::array<std::int32_t, 3>>;
   std::map<Key, KernelRow> acc;
   Kernels out;
+  const Kept keep = kept(t);
   for (const auto& d : t.device) {
-    if (d.kind != trace::DeviceKind::kernel) continue;
+    if (d.kind != trace::DeviceKind::kernel || !keep.device(t, d)) continue;
     const bool claimed = d.op >= 0 && static_cast<std::size_t>(d.op) < t.ops.size();
     const std::string op = claimed ? t.ops[d.op].name : std::string(kNoOp);
     auto& r = acc[{d.name, op, d.grid, d.block}];
@@ -139,7 +215,14 @@ Kernels kernels(const trace::Trace& t) {
     r.max_ns = std::max(r.max_ns, ns);
     out.total_ns += ns;
   }
-  for (auto& [key, r] : acc) out.rows.push_back(std::move(r));
+  // Per call of the body, like build(); min and max stay those of single launches.
+  const int calls = std::max(1, keep.calls);
+  out.total_ns /= calls;
+  for (auto& [key, r] : acc) {
+    r.calls = per_call(r.calls, calls);
+    r.total_ns /= calls;
+    out.rows.push_back(std::move(r));
+  }
   std::stable_sort(out.rows.begin(), out.rows.end(),
                    [](const auto& x, const auto& y) { return x.total_ns > y.total_ns; });
   return out;
@@ -189,7 +272,7 @@ double share_of(const trace::Trace& t, std::string_view op) {
       }
     }
   } else {
-    for (std::size_t i = 0; i < n; ++i) incl[i] = duration(t.ops[i].start_ns, t.ops[i].end_ns);
+    for (std::size_t i = 0; i < n; ++i) incl[i] = op_ns(t.ops[i]);
   }
   auto has_ancestor_named = [&](std::size_t i) {
     std::int64_t a = t.ops[i].parent;

@@ -19,11 +19,20 @@ namespace attnprof::costmatrix {
 inline constexpr std::string_view kNoOp = "[no op]";
 
 // One row per (op name, input shapes, enclosing op name), like key_averages(group_by_input_shape)
-// with the parent kept so nested views stay readable. Self times exclude child ops; device self
+// with the parent kept so nested views stay readable. Every figure is per call of the body, over
+// the kept calls (kept_calls). CPU times leave out the tracer's own time (OpEvent::tracer_ns).
+// launches counts kernels, copies memcpys and memsets. Self times exclude child ops; device self
 // is the time of the kernels, memcpys and memsets the op launched itself, device total adds its
 // descendants'. share is the row's self time over the case's (device where the trace has device
 // activity, else CPU). Rows are ranked by device self time on a GPU, by CPU self time on a CPU.
 std::vector<core::CostRow> build(const trace::Trace& t);
+
+// Which of a pass's calls the matrix uses: all but those whose wall time is above
+// kSlowCallFactor times the median call's. On a shared machine a call the scheduler preempted
+// takes several times as long, and one such call in ten would double a per-call mean the
+// median of the timed samples never sees. Every call when the trace has no call_starts.
+inline constexpr double kSlowCallFactor = 1.5;
+std::vector<bool> kept_calls(const trace::Trace& t);
 
 // The kernel view: one row per (kernel, launching op, grid, block).
 struct KernelRow {

@@ -69,6 +69,13 @@ Roofline classify(const trace::Trace& t, double flops, double bytes, double peak
   return classify(in);
 }
 
+std::string bound_metric(const std::string& bound) {
+  std::string key = "roofline." + bound;
+  for (char& ch : key)
+    if (ch == '-') ch = '_';
+  return key;
+}
+
 std::map<std::string, double> metrics(const Roofline& r) {
   std::map<std::string, double> m;
   if (r.seconds > 0) {

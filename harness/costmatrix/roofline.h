@@ -41,6 +41,11 @@ Roofline classify(const RooflineInput& in);
 Roofline classify(const trace::Trace& t, double flops, double bytes, double peak_tflops,
                   double peak_gbps);
 
+// The metric that carries a bound label, set to 1 in CaseResult::metrics: "memory-bound" ->
+// "roofline.memory_bound". A label is its own metric so that history, export and reports read it
+// without parsing another field.
+std::string bound_metric(const std::string& bound);
+
 // Named metrics for CaseResult::metrics ("throughput.tflops", "bandwidth.achieved_gbps", ...);
 // figures that are unknown are left out.
 std::map<std::string, double> metrics(const Roofline& r);

@@ -81,6 +81,7 @@ const std::vector<SortKey>& sort_keys() {
       {{"bytes", "self_cpu_memory_usage"}, [](const auto& r) { return double(r.bytes_allocated); }},
       {{"share"}, [](const auto& r) { return r.share; }},
       {{"launches"}, [](const auto& r) { return double(r.launches); }},
+      {{"copies"}, [](const auto& r) { return double(r.copies); }},
       {{"name"}, nullptr},
   };
   return keys;
@@ -148,7 +149,8 @@ std::string render_table(const std::vector<core::CostRow>& rows, std::string_vie
                              {"Self Device %", 13},
                              {"Device total", kNumWidth},
                              {"Device avg", kNumWidth},
-                             {"Launches", kNumWidth}});
+                             {"Launches", kNumWidth},
+                             {"Copies", kNumWidth}});
   }
   if (memory) cols.insert(cols.end(), {{"Self Mem", kNumWidth}, {"Self Mem Freed", 14}});
   cols.push_back({"# of Calls", kNumWidth});
@@ -170,7 +172,7 @@ std::string render_table(const std::vector<core::CostRow>& rows, std::string_vie
       cells.insert(cells.end(),
                    {format_time_ns(r.device_self_ns), percent(r.device_self_ns, device_self_total),
                     format_time_ns(r.device_total_ns), format_time_ns(r.device_total_ns / calls),
-                    std::to_string(r.launches)});
+                    std::to_string(r.launches), std::to_string(r.copies)});
     }
     if (memory)
       cells.insert(cells.end(),

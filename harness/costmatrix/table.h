@@ -16,7 +16,7 @@ namespace attnprof::costmatrix {
 //   cpu_self (self_cpu_time_total), cpu_total (cpu_time_total),
 //   device_self (self_cuda_time_total, self_device_time_total),
 //   device_total (cuda_time_total, device_time_total), calls (count),
-//   bytes (self_cpu_memory_usage), share, launches, name;
+//   bytes (self_cpu_memory_usage), share, launches, copies (memcpys and memsets), name;
 // empty: device_self when any row has device time, else cpu_self. Largest first (name: A to Z).
 // row_limit <= 0: all rows. Device columns appear only when a row has device time, input shapes
 // only when a row has them. Throws std::invalid_argument naming the valid keys on a bad key.

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 namespace attnprof::env {
 
 core::Environment fingerprint_for(const Description& d, const std::string& device,
@@ -62,16 +66,35 @@ bool device_usable(const Description& d, const std::string& device, std::string*
 
 double peak_tflops(const Device& d, core::DType dtype) {
   struct Peak {
-    const char* name;  // substring of the device name
+    std::vector<std::string_view> words;  // whole words of the device name, all required
     double half, fp32;
   };
-  // SXM parts where a family has several; a PCIe card reports a lower figure in reality.
-  static const Peak table[] = {
-      {"H200", 989.4, 66.9}, {"H100", 989.4, 66.9}, {"A100", 312, 19.5},
-      {"L40S", 362.1, 91.6}, {"L4", 121, 30.3},     {"A10G", 70, 31.2},
+  // Form factors of one chip differ by a quarter (clocks and power): the PCIe and NVL parts come
+  // before the plain name, which stands for the SXM part. Whole words, so "L4" is not "L40".
+  static const std::vector<Peak> table = {
+      {{"H100", "PCIe"}, 756.5, 51.2},
+      {{"H100", "NVL"}, 835.5, 59.8},
+      {{"H200", "NVL"}, 835.5, 59.8},
+      {{"H100"}, 989.4, 66.9},
+      {{"H200"}, 989.4, 66.9},
+      {{"A100"}, 312, 19.5},
+      {{"L40S"}, 362.1, 91.6},
+      {{"L40"}, 181.0, 90.5},
+      {{"L4"}, 121, 30.3},
+      {{"A10G"}, 70, 31.2},
+  };
+  std::vector<std::string_view> words;
+  const std::string_view name = d.name;
+  for (std::size_t i = 0; i < name.size();) {
+    const std::size_t end = std::min(name.find_first_of(" -", i), name.size());
+    if (end > i) words.push_back(name.substr(i, end - i));
+    i = end + 1;
+  }
+  auto has = [&](std::string_view w) {
+    return std::find(words.begin(), words.end(), w) != words.end();
   };
   for (const auto& p : table)
-    if (d.name.find(p.name) != std::string::npos)
+    if (std::all_of(p.words.begin(), p.words.end(), has))
       return dtype == core::DType::fp32 ? p.fp32 : p.half;
   return 0;
 }

@@ -74,11 +74,32 @@ double attention_flops(const core::Case& c) {
   return 4.0 * c.model.heads * c.model.head_dim * attention_pairs(c);
 }
 
+namespace {
+
+// Keys each sequence of the batch holds: kv_len, or its own length where lengths vary.
+double keys_in_batch(const core::Case& c) {
+  if (c.seq_lens.empty()) return double(c.batch) * c.kv_len;
+  double keys = 0;
+  for (int b = 0; b < c.batch; ++b)
+    keys += std::min(c.kv_len, c.seq_lens[static_cast<size_t>(b) % c.seq_lens.size()]);
+  return keys;
+}
+
+}  // namespace
+
 double attention_bytes(const core::Case& c) {
   const double e = core::bytes_per_element(c.dtype);
   const double q = double(c.batch) * c.model.heads * c.q_len * c.model.head_dim;
-  const double kv = 2.0 * c.batch * c.model.kv_heads * c.kv_len * c.model.head_dim;
-  return e * (2 * q + kv);  // Q and O, K and V
+  // A kernel reads only the keys and values a sequence has (padding past its length is skipped).
+  const double keys = keys_in_batch(c);
+  const double kv = 2.0 * c.model.kv_heads * keys * c.model.head_dim;
+  double bytes = e * (2 * q + kv);  // Q and O, K and V
+  if (c.kernel == "cuda.naive") {
+    // Its fp32 score matrix goes through memory four times: written by the scores kernel, read
+    // and written in place by the softmax, read by PV (kernels/cuda/naive.cu).
+    bytes += 4.0 * 4.0 * c.model.heads * c.q_len * keys;
+  }
+  return bytes;
 }
 
 }  // namespace attnprof::kernel

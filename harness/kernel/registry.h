@@ -63,8 +63,10 @@ Registry& registry();
 
 // FLOP and byte models for attention forward: 4*H*D FLOPs (QK^T and PV) per visible
 // query-key pair (causal, sliding window and padding counted exactly, attention_pairs); bytes =
-// |Q|+|K|+|V|+|O| at the case's dtype (the minimum traffic of a fused kernel; unfused paths move
-// more, which is what their lower bandwidth figure shows).
+// |Q|+|K|+|V|+|O| at the case's dtype with K and V at each sequence's own length (the minimum
+// traffic of a fused kernel), plus, per variant (c.kernel), what it moves besides: cuda.naive's
+// fp32 score matrix. Other unfused paths move more than modelled, which their lower bandwidth
+// figure shows.
 double attention_pairs(const core::Case&);
 double attention_flops(const core::Case&);
 double attention_bytes(const core::Case&);

@@ -213,6 +213,8 @@ core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool tra
     // How the timer measured (CUPTI or events, graph batches, the blocking kernel) and why it
     // fell back, where it did.
     for (const auto& [k, value] : m_state->timer->metrics()) r.metrics[k] = value;
+    // The timer's CUPTI session ends before the traced pass starts its own (one per process).
+    m_state->timer->finish();
     for (const auto& note : m_state->timer->notes())
       r.message += (r.message.empty() ? "" : "; ") + note;
     add_roofline_metrics(r);

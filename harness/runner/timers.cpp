@@ -55,6 +55,21 @@ std::int64_t busy_ns(std::vector<std::pair<std::int64_t, std::int64_t>> interval
   return total;
 }
 
+CallTime call_time(std::vector<std::pair<std::int64_t, std::int64_t>> intervals) {
+  CallTime t;
+  std::int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const auto& [start, end] : intervals) {
+    if (end <= start) continue;
+    ++t.records;
+    first = std::min(first, start);
+    last = std::max(last, end);
+  }
+  if (t.records == 0) return t;
+  t.span_ns = last - first;
+  t.busy_ns = busy_ns(std::move(intervals));
+  return t;
+}
+
 void DurationPicker::note(std::string text) {
   if (std::find(m_notes.begin(), m_notes.end(), text) == m_notes.end())
     m_notes.push_back(std::move(text));
@@ -86,6 +101,18 @@ std::int64_t DurationPicker::pick(std::int64_t event_ns, std::optional<std::int6
   return per_call(event_ns);
 }
 
+std::int64_t DurationPicker::pick(std::int64_t event_ns, const std::optional<CallTime>& cupti,
+                                  int calls) {
+  if (!cupti || cupti->records == 0) return pick(event_ns, std::optional<std::int64_t>{}, calls);
+  const std::int64_t ns = pick(event_ns, cupti->sample_ns(), calls);
+  if (m_cupti) {
+    const double k = std::max(calls, 1);
+    m_busy_ns.push_back(double(cupti->busy_ns) / k);
+    m_span_ns.push_back(double(cupti->span_ns) / k);
+  }
+  return ns;
+}
+
 void DurationPicker::end_session() {
   if (m_cupti && m_cupti_samples == 0 && m_missing > 0)
     cupti_unavailable("CUPTI recorded no kernel, memcpy or memset of the call");
@@ -98,6 +125,10 @@ std::map<std::string, double> DurationPicker::metrics() const {
   m["measure.cupti_fraction"] = double(m_cupti_samples) / n;
   m["measure.events.median_ns"] = stats::median(m_event_ns);
   if (!m_ratios.empty()) m["measure.events_over_cupti"] = stats::median(m_ratios);
+  if (!m_busy_ns.empty()) {
+    m["measure.cupti.busy.median_ns"] = stats::median(m_busy_ns);
+    m["measure.cupti.span.median_ns"] = stats::median(m_span_ns);
+  }
   return m;
 }
 
@@ -158,19 +189,26 @@ void check(const kernels::Status& s) {
 }
 
 // NVML, loaded at run time: its header is not in the toolkit, and the library comes with the
-// driver. Only the two calls we need, with their documented C signatures.
+// driver. Only the calls we need, with their documented C signatures. Devices are found by PCI
+// bus id, as harness/env/probe.cpp does: NVML numbers devices by PCI bus, CUDA by speed (unless
+// CUDA_DEVICE_ORDER=PCI_BUS_ID), and CUDA_VISIBLE_DEVICES renumbers, so CUDA index 0 may be
+// another GPU's NVML index 0 on a multi-GPU runner.
 class Nvml {
  public:
   static Nvml& instance() {
     static Nvml n;
     return n;
   }
-  std::optional<double> sm_clock_mhz(int device) {
-    if (!m_ok) return std::nullopt;
+  // The device's handle, or null where NVML or the device is not there.
+  void* device(const std::string& pci_bus_id) {
+    if (!m_ok || pci_bus_id.empty()) return nullptr;
     void* dev = nullptr;
-    if (m_handle(unsigned(device), &dev) != 0) return std::nullopt;
+    return m_by_bus(pci_bus_id.c_str(), &dev) == 0 ? dev : nullptr;
+  }
+  std::optional<double> sm_clock_mhz(void* device) {
+    if (!m_ok || !device) return std::nullopt;
     unsigned mhz = 0;
-    if (m_clock(dev, /*NVML_CLOCK_SM*/ 1, &mhz) != 0) return std::nullopt;
+    if (m_clock(device, /*NVML_CLOCK_SM*/ 1, &mhz) != 0) return std::nullopt;
     return double(mhz);
   }
 
@@ -179,16 +217,21 @@ class Nvml {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
     auto init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
-    m_handle =
-        reinterpret_cast<int (*)(unsigned, void**)>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    m_by_bus = reinterpret_cast<int (*)(const char*, void**)>(
+        dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
     m_clock =
         reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetClockInfo"));
-    m_ok = init && m_handle && m_clock && init() == 0;
+    m_ok = init && m_by_bus && m_clock && init() == 0;
   }
   bool m_ok = false;
-  int (*m_handle)(unsigned, void**) = nullptr;
+  int (*m_by_bus)(const char*, void**) = nullptr;
   int (*m_clock)(void*, int, unsigned*) = nullptr;
 };
+
+std::string pci_bus_id(int device) {
+  char bus[32] = {};
+  return cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess ? std::string(bus) : "";
+}
 
 // The first line of an exception's text: c10::Error appends a C++ backtrace.
 std::string first_line(const std::exception& e) {
@@ -212,6 +255,7 @@ class CudaTimer final : public CaseTimer {
     ATTNPROF_CHECK_CUDA(cudaEventCreate(&m_start));
     ATTNPROF_CHECK_CUDA(cudaEventCreate(&m_stop));
     check(m_blocker.init());
+    m_nvml_device = Nvml::instance().device(pci_bus_id(device));
     if (m_picker.cupti()) {
       std::string why;
       if (trace::device_tracing_available(&why))
@@ -221,6 +265,13 @@ class CudaTimer final : public CaseTimer {
     }
   }
   ~CudaTimer() override {
+    if (m_tracing) {
+      try {
+        m_tracer->stop();
+      } catch (const std::exception&) {
+        // Nothing to report to at this point; the tracer leaves CUPTI disabled either way.
+      }
+    }
     m_graph.reset();  // before the events and the flush buffer; it uses neither
     cudaEventDestroy(m_start);
     cudaEventDestroy(m_stop);
@@ -241,7 +292,22 @@ class CudaTimer final : public CaseTimer {
   }
   std::vector<std::string> notes() const override { return m_picker.notes(); }
 
+  void finish() override {
+    m_ready.clear();
+    stop_tracing();
+  }
+
  private:
+  void stop_tracing() {
+    if (!m_tracing) return;
+    m_tracing = false;
+    try {
+      m_tracer->stop();
+    } catch (const util::EnvironmentError& e) {
+      m_picker.note(fmt::format("CUPTI did not stop cleanly: {}", first_line(e)));
+    }
+  }
+
   // What one timed call (or graph replay) measured, before the duration is chosen.
   struct Raw {
     std::int64_t at_ns = 0;
@@ -307,13 +373,19 @@ class CudaTimer final : public CaseTimer {
     float ms = 0;
     ATTNPROF_CHECK_CUDA(cudaEventElapsedTime(&ms, m_start, m_stop));
     r.event_ns = static_cast<std::int64_t>(std::llround(double(ms) * 1e6));
-    r.sm_clock_mhz = Nvml::instance().sm_clock_mhz(m_device);
+    r.sm_clock_mhz = Nvml::instance().sm_clock_mhz(m_nvml_device);
     return r;
   }
 
   // A few cold calls with events decide how this case is sampled. They are not samples.
   void probe() {
     m_probed = true;
+    // Unblocked first: whatever the first call does once (lazy module loading, library handles,
+    // workspace and allocator growth) may synchronize, and behind the blocking kernel that
+    // stalls until its timeout, or deadlocks in lazy loading. The measure engine's warm-up runs
+    // through sample(), so this is the case's first call.
+    m_call();
+    ATTNPROF_CHECK_CUDA(cudaDeviceSynchronize());
     const std::int64_t t0 = steady_ns();
     std::vector<double> ns;
     for (int i = 0; i < kProbeCalls; ++i)
@@ -384,64 +456,57 @@ class CudaTimer final : public CaseTimer {
     cudaGetLastError();
   }
 
-  // Runs a batch of samples inside one CUPTI session and queues them. CUPTI is never left
-  // running between sample() calls (timers.h, cupti_batch_size).
+  // Runs a batch of samples and queues them, with their CUPTI records read in one flush. CUPTI
+  // is enabled at the first batch and stays on until finish(): enabling and disabling it per
+  // batch costs a device synchronize and CUPTI's own setup each time.
   void take_batch() {
     if (!m_probed) probe();
     const int n = m_picker.cupti() ? cupti_batch_size(m_wall_per_sample_ns) : 1;
-    bool traced = false;
-    if (m_picker.cupti()) {
+    if (m_picker.cupti() && !m_tracing) {
       try {
         m_tracer->start();
-        traced = true;
+        m_tracing = true;
       } catch (const util::EnvironmentError& e) {
         m_picker.cupti_unavailable(fmt::format("CUPTI could not start: {}", first_line(e)));
       }
     }
+    bool traced = m_tracing;
     std::vector<Raw> raw;
     const std::int64_t t0 = steady_ns();
-    try {
-      for (int i = 0; i < n; ++i)
-        raw.push_back(timed_call(traced ? ++m_last_id : 0, kBlockTimeoutS));
-    } catch (...) {
-      if (traced) {
-        try {
-          m_tracer->stop();
-        } catch (const std::exception&) {
-          // The first error is the one to report.
-        }
-      }
-      throw;
-    }
+    for (int i = 0; i < n; ++i) raw.push_back(timed_call(traced ? ++m_last_id : 0, kBlockTimeoutS));
     m_wall_per_sample_ns = double(steady_ns() - t0) / n;
 
     std::unordered_map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> spans;
     if (traced) {
       try {
-        trace::DeviceRecords rec = m_tracer->stop();
+        trace::DeviceRecords rec = m_tracer->collect();
         for (const auto& d : rec.device)
           if (d.external_id != 0)
             spans[d.external_id].emplace_back(std::int64_t(d.start_ns), std::int64_t(d.end_ns));
         for (auto& note : rec.notes) m_picker.note(std::move(note));
       } catch (const util::EnvironmentError& e) {
         m_picker.cupti_unavailable(fmt::format("CUPTI could not flush: {}", first_line(e)));
+        stop_tracing();
         traced = false;
       }
     }
     const int calls = std::max(m_graph_calls, 1);
     for (const Raw& r : raw) {
-      std::optional<std::int64_t> cupti_ns;
+      std::optional<CallTime> cupti;
       if (traced) {
         auto it = spans.find(r.id);
-        if (it != spans.end()) cupti_ns = busy_ns(std::move(it->second));
+        if (it != spans.end()) cupti = call_time(std::move(it->second));
       }
       core::Sample s;
       s.at_ns = r.at_ns;
       s.sm_clock_mhz = r.sm_clock_mhz;
-      s.ns = m_picker.pick(r.event_ns, cupti_ns, calls);
+      s.ns = m_picker.pick(r.event_ns, cupti, calls);
       m_ready.push_back(s);
     }
-    if (traced) m_picker.end_session();
+    if (traced) {
+      m_picker.end_session();
+      if (!m_picker.cupti()) stop_tracing();  // given up: leave CUPTI free
+    }
   }
 
   int m_device;
@@ -453,6 +518,8 @@ class CudaTimer final : public CaseTimer {
   kernels::cuda::StreamBlocker m_blocker;
   bool m_blocking = true;
   std::unique_ptr<trace::DeviceTracer> m_tracer;
+  bool m_tracing = false;  // m_tracer started, until finish()
+  void* m_nvml_device = nullptr;
   std::uint64_t m_last_id = 0;
   bool m_probed = false;
   double m_wall_per_sample_ns = 0;

@@ -1,5 +1,6 @@
 #include "harness/runner/traced_pass.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "harness/costmatrix/cost_matrix.h"
@@ -20,8 +21,21 @@ void traced_pass(const core::Case& c, const env::Description& env,
   std::string why_not;
   opts.device = cuda && trace::device_tracing_available(&why_not);
   opts.hardware_counters = options.hardware_counters && opts.device;
+  opts.calls = c.measure.trace_calls;
+  // One untraced call first: whatever the first call after the timed samples does once (a
+  // workspace, a cache) is not what the matrix should show.
+  work();
   trace::Trace t = trace::record([&] { work(); }, opts);
   r.cost = costmatrix::build(t);
+  r.metrics["trace.calls"] = t.calls;
+  const auto kept = costmatrix::kept_calls(t);
+  r.metrics["trace.calls_kept"] =
+      kept.empty() ? t.calls : static_cast<double>(std::count(kept.begin(), kept.end(), true));
+  // The outermost rows' CPU total per call: what the traced calls cost, to set beside the median.
+  double call_ns = 0;
+  for (const auto& row : r.cost)
+    if (row.parent.empty() && row.op != costmatrix::kNoOp) call_ns += row.cpu_total_ns;
+  r.metrics["trace.call_cpu_ns"] = call_ns;
   for (const auto& [device, bytes] : t.peak_bytes)
     r.metrics["memory.peak_bytes." + device] = double(bytes);
   for (const auto& [name, value] : t.counters) r.metrics["counters." + name] = value;
@@ -49,12 +63,22 @@ void traced_pass(const core::Case& c, const env::Description& env,
     }
   }
   if (c.level == core::Level::kernel) {
-    costmatrix::Roofline roof = costmatrix::classify(
-        t, kernel::attention_flops(c), kernel::attention_bytes(c), peak_tflops, peak_gbps);
-    // The timed samples' figures stay; the traced pass adds the fractions and the bound.
+    // The time is the measured median, not the traced calls (they carry the tracer's cost); the
+    // trace gives only the device's busy share of its window, which the launch rule needs.
+    costmatrix::RooflineInput in;
+    in.flops = kernel::attention_flops(c);
+    in.bytes = kernel::attention_bytes(c);
+    in.seconds = r.summary.median_ns * 1e-9;
+    in.peak_tflops = peak_tflops;
+    in.peak_gbps = peak_gbps;
+    if (!t.device.empty()) {
+      in.busy_ns = costmatrix::device_busy_ns(t);
+      in.wall_ns = costmatrix::wall_ns(t);
+    }
+    const costmatrix::Roofline roof = costmatrix::classify(in);
     for (const auto& [k, v] : costmatrix::metrics(roof)) r.metrics.try_emplace("roofline." + k, v);
     r.metrics["roofline.busy_fraction"] = roof.busy_fraction;
-    if (!roof.bound.empty()) r.backend += (r.backend.empty() ? "" : "; ") + roof.bound;
+    if (!roof.bound.empty()) r.metrics[costmatrix::bound_metric(roof.bound)] = 1;
   } else {
     r.metrics["attention.share"] = costmatrix::share_of(t, attention_scope(c.kernel));
   }

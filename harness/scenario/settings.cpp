@@ -46,7 +46,7 @@ core::MeasureSettings read_measure(const Node& n, Diags& d) {
   core::MeasureSettings m;
   if (!check_map(n, "measure",
                  {"warmup", "warmup_ms", "min_samples", "max_samples", "max_noise", "time_budget",
-                  "timeout_s", "trace"},
+                  "timeout_s", "trace", "trace_calls"},
                  d))
     return m;
   // Two spellings each for warm-up and budget: a duration with its unit ("200ms"), or the
@@ -82,6 +82,8 @@ core::MeasureSettings read_measure(const Node& n, Diags& d) {
     if (auto x = read_percent(*v, "max_noise", d)) m.target_rel_ci = *x;
   if (const Node* v = n.find("trace"))
     if (auto x = read_bool(*v, "trace", d)) m.trace = *x;
+  if (const Node* v = n.find("trace_calls"))
+    if (auto x = read_int(*v, "trace_calls", 1, 10'000, d)) m.trace_calls = static_cast<int>(*x);
   return m;
 }
 

@@ -169,7 +169,8 @@ json to_json(const core::Case& c) {
   if (c.hardware.peak_tflops) hw["peak_tflops"] = *c.hardware.peak_tflops;
   json m = {{"warmup_ms", c.measure.warmup_ms},         {"min_samples", c.measure.min_samples},
             {"max_samples", c.measure.max_samples},     {"target_rel_ci", c.measure.target_rel_ci},
-            {"time_budget_s", c.measure.time_budget_s}, {"trace", c.measure.trace}};
+            {"time_budget_s", c.measure.time_budget_s}, {"trace", c.measure.trace},
+            {"trace_calls", c.measure.trace_calls}};
   json j = {{"key", c.key},
             {"aliases", c.aliases},
             {"suite", c.suite},
@@ -245,6 +246,7 @@ core::Case case_from_json(const json& j) {
       get(m, "target_rel_ci", c.measure.target_rel_ci);
       get(m, "time_budget_s", c.measure.time_budget_s);
       get(m, "trace", c.measure.trace);
+      get(m, "trace_calls", c.measure.trace_calls);
     });
   if (const json* gate = object_at(j, "gate"))
     within("gate", [&] { get(*gate, "tolerance", c.gate.tolerance); });
@@ -275,6 +277,7 @@ json to_json(const core::CostRow& r) {
           {"input_dtypes", r.input_dtypes},
           {"bytes_freed", r.bytes_freed},
           {"launches", r.launches},
+          {"copies", r.copies},
           {"kernel_ns", r.kernel_ns}};
 }
 
@@ -305,6 +308,7 @@ core::CostRow cost_row_from_json(const json& j) {
   get(j, "input_dtypes", r.input_dtypes);
   get(j, "bytes_freed", r.bytes_freed);
   get(j, "launches", r.launches);
+  get(j, "copies", r.copies);
   get(j, "kernel_ns", r.kernel_ns);
   return r;
 }

@@ -30,6 +30,21 @@ std::string cupti_error_string(CUptiResult rc) {
           fmt::format("{}: {} ({}:{})", #call, cupti_error_string(rc_), __FILE__, __LINE__)); \
   } while (0)
 
+namespace {
+
+// The loaded libcupti against our headers, asked once per process.
+const std::optional<std::string>& loaded_cupti_problem() {
+  static const std::optional<std::string> problem = []() -> std::optional<std::string> {
+    std::uint32_t version = 0;
+    const CUptiResult rc = cuptiGetVersion(&version);
+    if (rc != CUPTI_SUCCESS) return "cuptiGetVersion: " + cupti_error_string(rc);
+    return cupti_version_problem(version, CUPTI_API_VERSION);
+  }();
+  return problem;
+}
+
+}  // namespace
+
 bool device_tracing_available(std::string* why_not) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
@@ -42,10 +57,32 @@ bool device_tracing_available(std::string* why_not) {
     if (why_not) *why_not = "no GPU: cudaGetDeviceCount found no CUDA device";
     return false;
   }
+  // With a device present, asking libcupti its version is safe (and needs no context).
+  if (auto problem = loaded_cupti_problem()) {
+    if (why_not) *why_not = *problem;
+    return false;
+  }
   return true;
 }
 
+std::optional<std::string> cupti_version_problem(std::uint32_t runtime, std::uint32_t headers) {
+  // Since CUDA 13 the API version reads major * 10000 + minor * 100 + patch (130001). Record
+  // layouts change between majors (12.x has other struct versions); a patch release of the same
+  // major keeps them, and refusing one would cost the GPU figures for nothing.
+  const std::uint32_t major_floor = headers / 10000 * 10000;
+  if (runtime >= std::min(headers, major_floor)) return std::nullopt;
+  return fmt::format(
+      "libcupti reports API version {}, older than the version {} attnprof was built with: its "
+      "activity records would be misread (use the CUPTI of the CUDA toolkit attnprof was built "
+      "with, or a newer one)",
+      runtime, headers);
+}
+
 namespace {
+
+void check_cupti_version() {
+  if (auto problem = loaded_cupti_problem()) throw util::EnvironmentError(*problem);
+}
 
 constexpr std::size_t kBufferBytes = 4u << 20;  // kineto's size; 8-byte aligned as CUPTI wants
 
@@ -74,6 +111,7 @@ class CuptiTracer final : public DeviceTracer {
   }
 
   void start() override {
+    check_cupti_version();
     CuptiTracer* expected = nullptr;
     if (!g_active.compare_exchange_strong(expected, this))
       throw util::EnvironmentError("CUPTI activity tracing is already active in this process");
@@ -112,14 +150,20 @@ class CuptiTracer final : public DeviceTracer {
     return t;
   }
 
-  DeviceRecords stop() override {
+  DeviceRecords stop() override { return drain(true); }
+  DeviceRecords collect() override { return drain(false); }
+
+ private:
+  DeviceRecords drain(bool disable) {
     // FlushAll does not wait for the device; kernels still running would be missing.
     const cudaError_t sync = cudaDeviceSynchronize();
     // The completion callback takes m_mutex, so the flush runs without holding it.
     const CUptiResult flush = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (auto k : kKinds) cuptiActivityDisable(k);
-    m_started = false;
-    g_active.store(nullptr);
+    if (disable) {
+      for (auto k : kKinds) cuptiActivityDisable(k);
+      m_started = false;
+      g_active.store(nullptr);
+    }
     if (sync != cudaSuccess)
       throw util::EnvironmentError(fmt::format("cudaDeviceSynchronize: {} ({}:{})",
                                                cudaGetErrorString(sync), __FILE__, __LINE__));
@@ -141,7 +185,6 @@ class CuptiTracer final : public DeviceTracer {
     return out;
   }
 
- private:
   static void CUPTIAPI on_request(std::uint8_t** buffer, std::size_t* size,
                                   std::size_t* max_records) {
     *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));

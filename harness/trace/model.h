@@ -27,6 +27,10 @@ struct OpEvent {
   std::int64_t bytes_freed = 0;
   // The id pushed as CUPTI external correlation while this op ran (0: none pushed).
   std::uint64_t external_id = 0;
+  // The tracer's own time inside [start_ns, end_ns] on this op's thread: its descendants'
+  // callbacks (input descriptions, the lock, CUPTI pushes) and memory reports. It is not the
+  // op's work, so the cost matrix takes it out of the op's self and total times.
+  std::uint64_t tracer_ns = 0;
 };
 
 enum class DeviceKind { kernel, memcpy, memset };
@@ -68,6 +72,12 @@ struct MemoryEvent {
 };
 
 struct Trace {
+  // How many calls of the body the pass recorded, back to back: the cost matrix reports per call
+  // (times and counts divided by it), the way torch.profiler's schedule averages active steps.
+  int calls = 1;
+  // When each call of the body began (calls entries, in order; empty: not recorded). A call ends
+  // where the next begins, the last at end_ns.
+  std::vector<std::uint64_t> call_starts;
   std::vector<OpEvent> ops;  // in enter order
   std::vector<DeviceEvent> device;
   std::vector<ApiEvent> api;

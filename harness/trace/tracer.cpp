@@ -5,8 +5,10 @@
 // pair and installs a memory reporter in this thread's PROFILER_STATE debug-info slot. The enter
 // callback appends an OpEvent (parent = top of this thread's op stack) and pushes the op's
 // external id to the device tracer; exit stamps the end and pops. Timestamps are taken last on
-// enter and first on exit, so the tracer's own bookkeeping stays out of the op's time as far as
-// it can.
+// enter and first on exit, so the tracer's own bookkeeping stays out of the op's own window; the
+// time a child's callbacks spend inside its ancestors' windows is measured and charged to each
+// open ancestor's tracer_ns, which the cost matrix subtracts (without it, every traced child
+// would add its input description and lock to the parent's self time).
 #include "harness/trace/tracer.h"
 
 #include <ATen/record_function.h>
@@ -45,7 +47,13 @@ struct ThreadState {
   std::uint64_t generation = 0;
   std::uint32_t number = 0;
   std::vector<std::int64_t> stack;  // indices of the ops open on this thread
+  std::vector<OpEvent*> open;       // the same ops (deque elements never move)
 };
+
+// The tracer's time inside every op open on this thread.
+void charge(ThreadState& ts, std::size_t open_ops, std::uint64_t ns) {
+  for (std::size_t i = 0; i < open_ops && i < ts.open.size(); ++i) ts.open[i]->tracer_ns += ns;
+}
 thread_local ThreadState t_state;
 
 std::uint64_t steady_ns() {
@@ -113,11 +121,13 @@ class Session {
       t_state.generation = m_generation;
       t_state.number = m_threads.fetch_add(1);
       t_state.stack.clear();
+      t_state.open.clear();
     }
     return t_state;
   }
 
   std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction& fn) {
+    const std::uint64_t entered = now();
     auto& ts = thread_state();
     std::string shapes, dtypes;
     describe_inputs(fn.inputs(), shapes, dtypes);
@@ -134,7 +144,9 @@ class Session {
     op->parent = ts.stack.empty() ? -1 : ts.stack.back();
     op->thread = ts.number;
     op->external_id = static_cast<std::uint64_t>(index) + 1;
+    const std::size_t ancestors = ts.stack.size();
     ts.stack.push_back(index);
+    ts.open.push_back(op);
 #ifdef ATTNPROF_HAVE_CUPTI
     if (m_device) m_device->push_external_id(op->external_id);
 #endif
@@ -142,6 +154,7 @@ class Session {
     ctx->generation = m_generation;
     ctx->index = index;
     op->start_ns = now();
+    charge(ts, ancestors, op->start_ns - entered);
     return ctx;
   }
 
@@ -159,19 +172,32 @@ class Session {
     if (m_device) m_device->pop_external_id();
 #endif
     // Async ops may end on another thread; only this thread's own stack is touched.
-    auto& stack = thread_state().stack;
+    auto& ts = thread_state();
+    auto& stack = ts.stack;
     if (!stack.empty() && stack.back() == ctx->index) {
       stack.pop_back();
+      ts.open.pop_back();
     } else {
       auto it = std::find(stack.rbegin(), stack.rend(), ctx->index);
-      if (it != stack.rend()) stack.erase(std::next(it).base());
+      if (it != stack.rend()) {
+        const auto at = std::distance(stack.begin(), std::next(it).base());
+        stack.erase(stack.begin() + at);
+        ts.open.erase(ts.open.begin() + at);
+      }
     }
+    charge(ts, ts.open.size(), now() - t);
   }
 
   void memory(std::int64_t bytes, const c10::Device& device) {
+    const std::uint64_t t = now();
     auto& ts = thread_state();
     const std::int64_t op = ts.stack.empty() ? -1 : ts.stack.back();
-    const std::uint64_t t = now();
+    struct Charge {  // on every way out, after the lock is released
+      Session& s;
+      ThreadState& ts;
+      std::uint64_t from;
+      ~Charge() { charge(ts, ts.open.size(), s.now() - from); }
+    } charged{*this, ts, t};
     std::lock_guard lock(m_mutex);
     const std::string dev = device.str();
     m_memory_events.push_back(MemoryEvent{t, bytes, dev, op});
@@ -280,9 +306,13 @@ Trace record(const std::function<void()>& body, const Options& options, DeviceTr
     if (options.memory)
       memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE,
                            std::make_shared<MemoryReporter>(&session));
+    t.calls = std::max(1, options.calls);
     t.start_ns = session.now();
     try {
-      body();
+      for (int i = 0; i < t.calls; ++i) {
+        t.call_starts.push_back(session.now());
+        body();
+      }
     } catch (...) {
 #ifdef ATTNPROF_HAVE_CUPTI
       if (device) {

@@ -21,10 +21,13 @@ struct Options {
   bool memory = true;   // allocator reports: bytes per op, peak
   bool hardware_counters = false;  // DRAM bytes and GPU time via the range profiler, in a
                                    // separate pass of the body (GPU only)
+  // Calls of the body recorded back to back in one session (Trace::calls); the caller warms it
+  // up first, so the figures are those of warm calls, as torch.profiler's schedule gives them.
+  int calls = 1;
 };
 
-// Runs body once under the tracer(s) and returns what was recorded. Not reentrant: one record()
-// at a time per process. Exceptions from body propagate after the tracers are removed.
+// Runs body options.calls times under the tracer(s) and returns what was recorded. Not reentrant:
+// one record() at a time per process. Exceptions from body propagate after the tracers are removed.
 Trace record(const std::function<void()>& body, const Options& options);
 
 class DeviceTracer;  // cupti_tracer.h

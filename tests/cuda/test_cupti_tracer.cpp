@@ -27,4 +27,15 @@ TEST_SUITE("trace::CuptiTracer") {
     CHECK(trace::cupti_error_string(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) ==
           "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
   }
+
+  TEST_CASE("a libcupti of an older major version than the headers is refused, with the reason") {
+    CHECK_FALSE(trace::cupti_version_problem(130001, 130001));
+    CHECK_FALSE(trace::cupti_version_problem(130100, 130001));  // newer
+    CHECK_FALSE(trace::cupti_version_problem(130000, 130001));  // older patch, same layouts
+    CHECK(trace::cupti_version_problem(26, 130001) ==
+          "libcupti reports API version 26, older than the version 130001 attnprof was built "
+          "with: its activity records would be misread (use the CUPTI of the CUDA toolkit "
+          "attnprof was built with, or a newer one)");
+    CHECK(trace::cupti_version_problem(120800, 130001));
+  }
 }

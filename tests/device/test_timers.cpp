@@ -2,8 +2,10 @@
 // (kernels/cuda/blocking.h): the blocking kernel holds a stream until released and gives up on
 // its timeout; CUPTI and event durations of a kernel of known length agree; graph-batched
 // samples of a 10 us kernel match single cold samples; launch overhead stays outside the sample;
-// a call that synchronizes falls back and says so; CUPTI is free for the traced pass between
-// samples. Each test skips (passes with a message) where there is no GPU.
+// a call that synchronizes falls back and says so; a first call that synchronizes runs before
+// the blocking kernel; a gap between a call's kernels is in its sample; graph replays' kernels
+// have CUPTI records; CUPTI is free for the traced pass after finish(). Each test skips (passes
+// with a message) where there is no GPU.
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime_api.h>
 
@@ -210,16 +212,59 @@ TEST_SUITE("runner::CudaTimer") {
     CHECK(graph_noted);
   }
 
-  TEST_CASE("device: CUPTI is free for the traced pass while the timer lives") {
+  TEST_CASE("device: a first call that synchronizes runs before the blocking kernel, not behind") {
+    if (!have_gpu()) return;
+    // Like lazy module loading or a library's first handle: only the first call waits for the
+    // GPU. It must not meet the blocking kernel (a 1 s stall, and blocking given up for good).
+    bool first = true;
+    const Measured m = measure_call([&first] {
+      spin(20'000);
+      if (first) {
+        first = false;
+        if (cudaDeviceSynchronize() != cudaSuccess) throw std::runtime_error("sync failed");
+      }
+    });
+    CHECK(m.metric("measure.blocking_kernel") == 1);
+    CHECK(m.notes.empty());
+  }
+
+  TEST_CASE("device: a gap between a call's kernels is in its sample; busy time is beside it") {
+    if (!have_gpu()) return;
+    // Two 10 us kernels with 200 us of stream idle between them (a host function on the stream,
+    // the way a sync or a copy wait would leave it).
+    const Measured m = measure_call([] {
+      spin(10'000);
+      CUDA_REQUIRE(cudaLaunchHostFunc(
+          current_stream(),
+          [](void*) { std::this_thread::sleep_for(std::chrono::microseconds(200)); }, nullptr));
+      spin(10'000);
+    });
+    REQUIRE(m.metric("measure.cupti_fraction") == 1.0);
+    CHECK(m.result.summary.median_ns > 200'000);
+    CHECK(m.metric("measure.cupti.busy.median_ns") < 25'000);
+    CHECK(m.metric("measure.cupti.span.median_ns") > 200'000);
+  }
+
+  TEST_CASE("device: CUPTI records the kernels of graph replays, under the call's id") {
+    if (!have_gpu()) return;
+    const Measured m = measure_call([] { spin(5'000); });
+    CHECK(m.metric("measure.graph_batch") >= 16);
+    CHECK(m.metric("measure.cupti_fraction") == 1.0);
+    CHECK(m.metric("measure.events_over_cupti") == doctest::Approx(1.0).epsilon(0.1));
+  }
+
+  TEST_CASE("device: CUPTI is free for the traced pass once the timer has finished") {
     if (!have_gpu()) return;
     auto timer = runner::make_timer(cuda_case(), [] { spin(50'000); });
     for (int i = 0; i < 40; ++i) (void)timer->sample();
+    timer->finish();
     auto tracer = trace::make_cupti_tracer();
     tracer->start();  // throws if the timer still held CUPTI
     spin(1'000);
     const auto rec = tracer->stop();
     CHECK_FALSE(rec.device.empty());
-    CHECK(timer->sample().ns > 0);  // and the timer goes on afterwards
+    CHECK(timer->sample().ns > 0);  // and the timer goes on afterwards, in a new session
+    timer->finish();
     CHECK(timer->metrics().at("measure.cupti_fraction") == 1.0);
   }
 }

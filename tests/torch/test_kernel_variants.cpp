@@ -82,6 +82,16 @@ TEST_SUITE("kernel::registry") {
     c.q_len = c.kv_len = 16;
     CHECK(kernel::attention_bytes(c) ==
           doctest::Approx(4.0 * (2 * 2 * 4 * 16 * 32 + 2 * 2 * 4 * 16 * 32)));
+    c.seq_lens = {16, 5};  // K and V of the second sequence are 5 rows, not 16
+    CHECK(kernel::attention_bytes(c) ==
+          doctest::Approx(4.0 * (2 * 2 * 4 * 16 * 32 + 2 * 4 * (16 + 5) * 32)));
+    c.seq_lens.clear();
+    // cuda.naive also moves its fp32 score matrix [B, H, Sq, Sk] four times: written, read and
+    // written by the softmax, read by PV.
+    c.kernel = "cuda.naive";
+    CHECK(kernel::attention_bytes(c) ==
+          doctest::Approx(4.0 * (2 * 2 * 4 * 16 * 32 + 2 * 2 * 4 * 16 * 32) +
+                          4 * 4.0 * 4 * 16 * (2 * 16)));
   }
 }
 

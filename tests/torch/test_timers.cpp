@@ -39,6 +39,38 @@ TEST_SUITE("runner::timers") {
     CHECK(runner::busy_ns({{0, 10}, {7, 7}, {30, 20}}) == 10);  // empty and reversed ignored
   }
 
+  TEST_CASE("a call's CUPTI time: busy time for one record, span for several") {
+    const auto one = runner::call_time({{100, 300}});
+    CHECK(one.records == 1);
+    CHECK(one.busy_ns == 200);
+    CHECK(one.span_ns == 200);
+    CHECK(one.sample_ns() == 200);
+    // Three kernels with an idle gap of 500 ns (a sync between them): busy 300, span 800. The
+    // gap is the call's time; a regression that adds one must show.
+    const auto three = runner::call_time({{0, 100}, {100, 200}, {700, 800}});
+    CHECK(three.records == 3);
+    CHECK(three.busy_ns == 300);
+    CHECK(three.span_ns == 800);
+    CHECK(three.sample_ns() == 800);
+    // Empty and reversed records are no records.
+    const auto none = runner::call_time({{5, 5}, {9, 3}});
+    CHECK(none.records == 0);
+    CHECK(none.sample_ns() == 0);
+  }
+
+  TEST_CASE("the picker takes the span of a multi-kernel call and keeps busy time beside it") {
+    DurationPicker p(true);
+    CHECK(p.pick(900, runner::call_time({{0, 100}, {700, 800}}), 1) == 800);
+    CHECK(p.pick(1'800, runner::call_time({{0, 1'600}}), 2) == 800);  // a graph batch of 2
+    const auto m = p.metrics();
+    CHECK(m.at("measure.cupti_fraction") == 1.0);
+    CHECK(m.at("measure.cupti.span.median_ns") == doctest::Approx(800));
+    CHECK(m.at("measure.cupti.busy.median_ns") == doctest::Approx(500));  // of 200 and 800
+    // No records of the call: the events' time, counted as missing.
+    CHECK(p.pick(1'000, std::optional<runner::CallTime>{}, 1) == 1'000);
+    CHECK(p.metrics().at("measure.cupti_fraction") == doctest::Approx(2.0 / 3.0));
+  }
+
   TEST_CASE("CUPTI durations are the samples, events the cross-check") {
     DurationPicker p(true);
     CHECK(p.pick(1'100, 1'000) == 1'000);

@@ -85,11 +85,37 @@ TEST_SUITE("trace::Tracer") {
       CHECK(r.calls >= 1);
       self += r.cpu_self_ns;
     }
-    // Self times partition the top-level ops' time.
+    // Self times partition the top-level ops' time, less the tracer's own time inside them.
     double top = 0;
     for (const auto& op : t.ops)
-      if (op.parent < 0) top += double(op.end_ns - op.start_ns);
+      if (op.parent < 0) top += double(op.end_ns - op.start_ns) - double(op.tracer_ns);
     CHECK(self == doctest::Approx(top));
+  }
+
+  TEST_CASE("the tracer's time inside a parent is measured, and several calls are per call") {
+    const auto a = at::randn({32, 32});
+    trace::Options options;
+    options.calls = 3;
+    const auto t = trace::record(
+        [&] {
+          RECORD_USER_SCOPE("attnprof::attention");
+          (void)at::matmul(a, a).relu();
+        },
+        options);
+    CHECK(t.calls == 3);
+    REQUIRE(t.call_starts.size() == 3);
+    CHECK(std::is_sorted(t.call_starts.begin(), t.call_starts.end()));
+    const auto scopes = find_ops(t, "attnprof::attention");
+    REQUIRE(scopes.size() == 3);
+    for (auto i : scopes) {
+      const auto& scope = t.ops[i];
+      // Its children's callbacks (input descriptions, the lock) ran inside its window.
+      CHECK(scope.tracer_ns > 0);
+      CHECK(scope.tracer_ns < scope.end_ns - scope.start_ns);
+    }
+    const auto rows = costmatrix::build(t);
+    for (const auto& r : rows)
+      if (r.op == "attnprof::attention") CHECK(r.calls == 1);
   }
 
   TEST_CASE("user scopes appear as ops and parent what runs inside them") {

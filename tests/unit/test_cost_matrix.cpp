@@ -113,7 +113,8 @@ TEST_SUITE("costmatrix::CostMatrix") {
     CHECK(row(rows, "attnprof::attention").device_total_ns == 650);
     const auto& none = row(rows, std::string(costmatrix::kNoOp));
     CHECK(none.device_self_ns == 100);
-    CHECK(none.launches == 1);
+    CHECK(none.launches == 0);  // a memcpy is no kernel launch
+    CHECK(none.copies == 1);
     CHECK(none.kernels[0].first == "Memcpy DtoH");
   }
 
@@ -159,5 +160,99 @@ TEST_SUITE("costmatrix::CostMatrix") {
     // On a device trace the shares are of device time: 650 of 750 (the memcpy is nobody's).
     CHECK(costmatrix::share_of(eager_attention(true), "attnprof::attention") ==
           doctest::Approx(650.0 / 750.0));
+  }
+
+  TEST_CASE("the tracer's own time inside an op is charged to neither its self nor its total") {
+    // attention 0..1000 holds matmul 100..400; the tracer spent 60 ns describing matmul's inputs
+    // and taking its lock before matmul's window opened, and 40 ns after it closed.
+    trace::Trace t;
+    t.ops = {op("attnprof::attention", -1, 0, 1000), op("aten::matmul", 0, 100, 400)};
+    t.ops[0].tracer_ns = 100;
+    const auto rows = costmatrix::build(t);
+    const auto& attention = row(rows, "attnprof::attention");
+    CHECK(attention.cpu_total_ns == 900);
+    CHECK(attention.cpu_self_ns == 600);  // 1000 - 100 (tracer) - 300 (matmul)
+    CHECK(row(rows, "aten::matmul").cpu_self_ns == 300);
+    // On the CPU share_of uses the same corrected times.
+    t.ops[1].name = "attnprof::inner";
+    CHECK(costmatrix::share_of(t, "attnprof::inner") == doctest::Approx(300.0 / 900.0));
+  }
+
+  TEST_CASE("a pass of several calls is reported per call, calls counted per call") {
+    trace::Trace one = eager_attention(true);
+    trace::Trace three;
+    three.calls = 3;
+    three.device_traced = true;
+    // The same call three times, 2000 ns apart, with op indices shifted for each copy.
+    for (int call = 0; call < 3; ++call) {
+      const auto base = static_cast<std::int64_t>(three.ops.size());
+      const std::uint64_t dt = 2000u * call;
+      for (auto o : one.ops) {
+        o.start_ns += dt;
+        o.end_ns += dt;
+        if (o.parent >= 0) o.parent += base;
+        three.ops.push_back(o);
+      }
+      for (auto d : one.device) {
+        d.start_ns += dt;
+        d.end_ns += dt;
+        if (d.op >= 0) d.op += base;
+        three.device.push_back(d);
+      }
+    }
+    const auto per_call = costmatrix::build(three);
+    const auto single = costmatrix::build(one);
+    REQUIRE(per_call.size() == single.size());
+    for (std::size_t i = 0; i < single.size(); ++i) {
+      CAPTURE(single[i].op);
+      CHECK(per_call[i].op == single[i].op);
+      CHECK(per_call[i].calls == single[i].calls);
+      CHECK(per_call[i].cpu_self_ns == doctest::Approx(single[i].cpu_self_ns));
+      CHECK(per_call[i].cpu_total_ns == doctest::Approx(single[i].cpu_total_ns));
+      CHECK(per_call[i].device_self_ns == doctest::Approx(single[i].device_self_ns));
+      CHECK(per_call[i].device_total_ns == doctest::Approx(single[i].device_total_ns));
+      CHECK(per_call[i].launches == single[i].launches);
+      CHECK(per_call[i].copies == single[i].copies);
+      CHECK(per_call[i].kernels == single[i].kernels);
+      CHECK(per_call[i].kernel_ns == single[i].kernel_ns);
+      CHECK(per_call[i].bytes_allocated == single[i].bytes_allocated);
+      CHECK(per_call[i].share == doctest::Approx(single[i].share));
+    }
+    CHECK(row(per_call, "aten::matmul").calls == 2);  // two matmuls in each call
+    const auto k = costmatrix::kernels(three);
+    CHECK(k.total_ns == doctest::Approx(costmatrix::kernels(one).total_ns));
+    CHECK(k.rows[0].calls == 2);  // gemm: twice per call
+    CHECK(k.rows[0].min_ns == 300);
+  }
+
+  TEST_CASE("an op that ran in only some of the calls still shows one call") {
+    trace::Trace t;
+    t.calls = 10;
+    t.ops = {op("aten::empty", -1, 0, 1000)};
+    const auto rows = costmatrix::build(t);
+    CHECK(rows[0].calls == 1);
+    CHECK(rows[0].cpu_total_ns == 100);
+  }
+
+  TEST_CASE("a call the scheduler stretched is left out of the per-call figures") {
+    // Four calls of one op: 100, 100, 400 (preempted) and 120 ns of wall time.
+    trace::Trace t;
+    t.calls = 4;
+    t.call_starts = {0, 100, 200, 600};
+    t.end_ns = 720;
+    t.ops = {op("attnprof::attention", -1, 0, 100), op("attnprof::attention", -1, 100, 200),
+             op("attnprof::attention", -1, 200, 600), op("attnprof::attention", -1, 600, 720)};
+    CHECK(costmatrix::kept_calls(t) == std::vector<bool>{true, true, false, true});
+    const auto rows = costmatrix::build(t);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].calls == 1);
+    CHECK(rows[0].cpu_total_ns == doctest::Approx(320.0 / 3));
+    // Within 1.5 times the median every call counts.
+    t.call_starts = {0, 100, 200, 350};
+    t.end_ns = 470;
+    CHECK(costmatrix::kept_calls(t) == std::vector<bool>(4, true));
+    // No call boundaries recorded: every op counts, divided by t.calls.
+    t.call_starts.clear();
+    CHECK(costmatrix::kept_calls(t).empty());
   }
 }

@@ -118,7 +118,7 @@ kernels: [sdpa.flash]
 workloads:
   - seq_len: 128
   - seq_len: 256
-    measure: {warmup_ms: 50, timeout_s: 2, trace: false}
+    measure: {warmup_ms: 50, timeout_s: 2, trace: false, trace_calls: 3}
     gate: {tolerance: 1.5%}
     hardware: {threads: 8}
 )",
@@ -141,6 +141,8 @@ workloads:
     CHECK(b.measure.min_samples == 30);  // inherited key by key
     CHECK(b.measure.time_budget_s == doctest::Approx(2));
     CHECK_FALSE(b.measure.trace);
+    CHECK(a.measure.trace_calls == 10);  // the default
+    CHECK(b.measure.trace_calls == 3);
     CHECK(b.gate.tolerance == doctest::Approx(0.015));
     CHECK(b.hardware.threads == 8);
     CHECK(b.hardware.device == "cuda:1");
@@ -393,6 +395,8 @@ workloads:
           "t.yaml:2:19: warmup: expected a duration such as 200ms or 10s, got \"1 fortnight\"");
     CHECK(errors("model: gpt2\nmeasure: {min_samples: 50, max_samples: 10}\nworkloads: [{seq_len: "
                  "8}]\n") == "t.yaml:2:10: min_samples (50) exceeds max_samples (10)");
+    CHECK(errors("model: gpt2\nmeasure: {trace_calls: 0}\nworkloads: [{seq_len: 8}]\n") ==
+          "t.yaml:2:24: trace_calls must be at least 1, got 0");
     CHECK(errors("model: gpt2\nhardware: {gpu: H100}\nworkloads: [{seq_len: 8}]\n") ==
           "t.yaml:2:17: gpu: a GPU pattern applies only to a cuda device (device is cpu)");
     CHECK(errors("model: gpt2\nhardware: {device: cuda, gpu: \"H1(\"}\nworkloads: [{seq_len: 8}]\n")

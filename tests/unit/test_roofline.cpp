@@ -70,4 +70,9 @@ TEST_SUITE("costmatrix::Roofline") {
     cpu.end_ns = 1'000'000;
     CHECK(costmatrix::classify(cpu, 1e9, 1e6, 1, 100).seconds == doctest::Approx(1e-3));
   }
+
+  TEST_CASE("the bound label is a metric of its own") {
+    CHECK(costmatrix::bound_metric("memory-bound") == "roofline.memory_bound");
+    CHECK(costmatrix::bound_metric("launch-bound") == "roofline.launch_bound");
+  }
 }

@@ -33,6 +33,7 @@ TEST_SUITE("store::serialize") {
     c.hardware.peak_gbps = 4800;
     c.measure.min_samples = 33;
     c.measure.trace = false;
+    c.measure.trace_calls = 25;  // the worker reads it from this JSON
     c.gate.tolerance = 0.03;
     c.loc = {"s.yaml", 12, 5};
     core::Case d = store::case_from_json(store::to_json(c));
@@ -43,6 +44,24 @@ TEST_SUITE("store::serialize") {
     CHECK(d.hardware.peak_gbps == 4800);
     CHECK_FALSE(d.hardware.peak_tflops);
     CHECK(d.loc.line == 12);
+    CHECK(d.measure.trace_calls == 25);
+  }
+
+  TEST_CASE("a cost row keeps kernel launches and copies apart") {
+    core::CostRow r;
+    r.op = "aten::copy_";
+    r.launches = 1;
+    r.copies = 2;
+    const auto j = store::to_json(r);
+    CHECK(j.at("launches") == 1);
+    CHECK(j.at("copies") == 2);
+    const core::CostRow back = store::cost_row_from_json(j);
+    CHECK(back.launches == 1);
+    CHECK(back.copies == 2);
+    // Exports written before copies had their own field read as none.
+    auto old = j;
+    old.erase("copies");
+    CHECK(store::cost_row_from_json(old).copies == 0);
   }
 
   TEST_CASE("a field of the wrong type is an input error naming the field's path") {

@@ -57,9 +57,13 @@ TEST_SUITE("costmatrix::Table") {
     std::vector<core::CostRow> rows = {row("aten::softmax", 1, 300, 300, 10, 10),
                                        row("aten::bmm", 1, 100, 100, 900, 900)};
     rows[1].launches = 3;
+    rows[1].copies = 2;
     const std::string out = costmatrix::render_table(rows, "", 0);
     CHECK(out.find("Self Device %") != std::string::npos);
     CHECK(out.find("Launches") != std::string::npos);
+    CHECK(out.find("Copies") != std::string::npos);
+    // The bmm row: 3 launches, then 2 copies, in their right-aligned columns.
+    CHECK(out.find(std::string(11, ' ') + "3" + std::string(13, ' ') + "2  ") != std::string::npos);
     CHECK(out.find("aten::bmm") < out.find("aten::softmax"));
     CHECK(out.find("Self Device time total: 0.910us\n") != std::string::npos);
     // Sorting by CPU self (torch's spelling) flips the order.
@@ -96,7 +100,7 @@ TEST_SUITE("costmatrix::Table") {
         "unknown sort key \"self_cuda\" (expected one of: cpu_self, self_cpu_time_total, "
         "cpu_total, cpu_time_total, device_self, self_cuda_time_total, self_device_time_total, "
         "device_total, cuda_time_total, device_time_total, calls, count, bytes, "
-        "self_cpu_memory_usage, share, launches, name)",
+        "self_cpu_memory_usage, share, launches, copies, name)",
         std::invalid_argument);
   }
 
