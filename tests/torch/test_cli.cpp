@@ -126,7 +126,7 @@ TEST_SUITE("cli") {
   TEST_CASE("run, store, baseline, compare: unchanged passes and a regression fails") {
     TempDir d;
     d.write("tiny.yaml", kTinySuite);
-    Result run = attnprof(d.path, "run tiny.yaml --db h.db --cost-rows 3");
+    Result run = attnprof(d.path, "run tiny.yaml --db h.db --cost-rows 100");
     INFO(run.out);
     REQUIRE(run.rc == 0);
     CHECK(run.out.find("2 cases: 2 ok, 0 failed, 0 skipped, 0 error") != std::string::npos);
