@@ -4,7 +4,10 @@
 #
 # Where things go (outside the checkout, so a fresh clone reuses them):
 #   ATTNPROF_HOME (default ~/.cache/attnprof)/venv   Python venv with the pinned torch wheel,
-#                                                     whose CMake package is our LibTorch.
+#                                                     whose CMake package is our LibTorch, and,
+#                                                     on a machine without a CUDA toolkit of
+#                                                     the wheel's major, NVIDIA's compiler
+#                                                     wheels (ci/cuda-version.txt).
 # Prints, as its last line, nothing; callers source ci/env.sh to get the paths.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -51,7 +54,61 @@ else
   mkdir -p "$ATTNPROF_HOME"
   [ -x "$ATTNPROF_VENV/bin/python" ] || "$py" -m venv "$ATTNPROF_VENV"
   "$ATTNPROF_VENV/bin/python" -m pip install -q --upgrade pip
-  "$ATTNPROF_VENV/bin/python" -m pip install -q "torch==$torch_pin" numpy
+  # --no-cache-dir: the venv is the cache; pip's own copy of the wheels would add 4 GB of disk
+  # writes to a first run and keep them.
+  "$ATTNPROF_VENV/bin/python" -m pip install -q --no-cache-dir "torch==$torch_pin" numpy
+fi
+
+# --- The CUDA toolkit ------------------------------------------------------------------------
+# ci/env.sh picked one already if there is one (the caller's CUDAToolkit_ROOT, a system toolkit
+# of the wheel's major, or the venv's); otherwise NVIDIA's compiler wheels (ci/cuda-wheels.txt,
+# which says why those exact versions) complete the venv's nvidia/cu<major> folder, where the
+# torch wheel put the runtime, CUPTI and NVTX, into a toolkit.
+if [[ "${ATTNPROF_CMAKE_ARGS:-}" == *ATTNPROF_CUDA=OFF* ]]; then
+  say "CUDA toolkit: not needed (ATTNPROF_CUDA=OFF)"
+elif [ -n "${CUDAToolkit_ROOT:-}" ] && [ "$CUDAToolkit_ROOT" != "$(attnprof_cuda_venv)" ]; then
+  say "CUDA toolkit: $CUDAToolkit_ROOT (system)"
+else
+  root="$(attnprof_cuda_venv)"
+  # Checked against the pins every time, offline, so that a changed pin reaches a venv that
+  # already has the toolkit.
+  missing="$("$ATTNPROF_VENV/bin/python" - "$here/cuda-wheels.txt" <<'PY'
+import sys
+from importlib.metadata import version, PackageNotFoundError
+for line in open(sys.argv[1]):
+    line = line.split("#")[0].strip()
+    if not line:
+        continue
+    name, pin = line.split("==")
+    try:
+        ok = version(name) == pin
+    except PackageNotFoundError:
+        ok = False
+    if not ok:
+        print(line, end=" ")
+PY
+)"
+  if [ -n "$missing" ]; then
+    say "no CUDA $ATTNPROF_CUDA_MAJOR toolkit on this machine: installing NVIDIA's compiler" \
+        "wheels ${missing% }(ci/cuda-wheels.txt) into $ATTNPROF_VENV"
+    "$ATTNPROF_VENV/bin/python" -m pip install -q --no-cache-dir -r "$here/cuda-wheels.txt"
+  fi
+  if ! attnprof_cuda_usable "$root"; then
+    say "error: $root is no usable CUDA $ATTNPROF_CUDA_MAJOR toolkit after installing" \
+        "ci/cuda-wheels.txt (want bin/nvcc of release $ATTNPROF_CUDA_MAJOR and include/cupti.h)"
+    exit 3
+  fi
+  # The wheels lay the toolkit out as a runtime, not for building: nvcc.profile links from
+  # lib64/ (the wheels have lib/), and the libraries carry only their versioned names, which
+  # the linker (-lcudart) and CMake's FindCUDAToolkit do not look for. The links a toolkit's
+  # development packages would add; each run re-checks them (cheap, and repairs an
+  # interrupted one).
+  [ -e "$root/lib64" ] || ln -s lib "$root/lib64"
+  for lib in "$root"/lib/lib*.so.*; do
+    dev="${lib%.so.*}.so"
+    [ -e "$dev" ] || ln -s "$(basename "$lib")" "$dev"
+  done
+  say "CUDA toolkit: $root (pip wheels in the venv)"
 fi
 
 say "done in $(( $(date +%s) - t0 )) s; torch CMake prefix: $("$ATTNPROF_VENV/bin/python" -c \

@@ -16,6 +16,7 @@ function(attnprof_stage name)
     set_target_properties(attnprof_${name} PROPERTIES CUDA_ARCHITECTURES "${ATTNPROF_CUDA_ARCHITECTURES}")
   elseif(S_TORCH)
     set_property(GLOBAL APPEND PROPERTY ATTNPROF_TORCH_STAGES attnprof_${name})
+    attnprof_use_torch_pch(attnprof_${name})  # cmake/Torch.cmake
   else()
     set_property(GLOBAL APPEND PROPERTY ATTNPROF_HOST_STAGES attnprof_${name})
   endif()
