@@ -22,6 +22,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/cli/verdict_output.h"
+#include "harness/report/progress.h"
 #include "harness/report/verdicts.h"
 #include "harness/env/environment.h"
 #include "harness/gate/paired.h"
@@ -251,12 +252,18 @@ int ab(const AbArgs& a) {
              base.spawn().executable, head.spawn().executable,
              chosen ? "" : "; workers run with OMP_WAIT_POLICY=PASSIVE (set it to choose)");
   const auto t0 = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const core::Case& c = cases[i];
-    fmt::print("[{}/{}] {} ... ", i + 1, cases.size(), c.key);
-    std::fflush(stdout);
+  std::fflush(stdout);
+  // Each case's outcome as a line, live on a terminal; the workers' output between lines.
+  auto relay = [&](report::Progress& p) {
+    for (const auto& l : base.take_stderr()) p.message("  base: " + l);
+    for (const auto& l : head.take_stderr()) p.message("  head: " + l);
+  };
+  report::Progress progress(static_cast<int>(cases.size()));
+  for (const core::Case& c : cases) {
+    progress.start(c.key);
     const bool in_base = knows(bd, c), in_head = knows(hd, c);
     const auto timeout = worker::case_timeout(c, a.case_timeout_s);
+    std::string outcome;
     if (in_base && in_head) {
       ab::CaseOutcome out = ab::run_case(base, head, c, ao);
       db.write_case(base_run.id, out.base);
@@ -266,23 +273,24 @@ int ab(const AbArgs& a) {
         const auto chk = gate::check_stop(paired_rounds(out.rounds), tolerance_of(c, opts),
                                           gate::StopRule{static_cast<int>(out.rounds.size()),
                                                          opts.confidence});
-        fmt::print("{:.3f}x ({} rounds, {})\n", chk.ratio, out.rounds.size(), out.stop_reason);
+        outcome = fmt::format("{:.3f}x ({} rounds, {})", chk.ratio, out.rounds.size(),
+                              out.stop_reason);
       } else {
         const core::CaseResult& bad = out.head.status != core::CaseStatus::ok ? out.head : out.base;
-        fmt::print("{} {}: {}\n", &bad == &out.head ? "head" : "base",
-                   core::to_string(bad.status), one_line(bad.message));
+        outcome = fmt::format("{} {}: {}", &bad == &out.head ? "head" : "base",
+                              core::to_string(bad.status), one_line(bad.message));
       }
     } else {
       // Only one side has this kernel: run it there alone, for the record.
       worker::Supervisor& only = in_head ? head : base;
       core::CaseResult r = only.run_case(c, !a.no_trace, timeout);
       db.write_case(in_head ? head_run.id : base_run.id, r);
-      fmt::print("{} only ({})\n", in_head ? "head" : "base", core::to_string(r.status));
+      outcome = fmt::format("{} only ({})", in_head ? "head" : "base", core::to_string(r.status));
     }
-    for (const auto& l : base.take_stderr()) fmt::print(stderr, "  base: {}\n", l);
-    for (const auto& l : head.take_stderr()) fmt::print(stderr, "  head: {}\n", l);
-    std::fflush(stdout);
+    relay(progress);
+    progress.finish(c.key, outcome);
   }
+  progress.done();
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -304,20 +312,20 @@ int ab(const AbArgs& a) {
           if (c.key == v.key) again.push_back(&c);
     if (!again.empty()) {
       fmt::print("confirming {} case(s) in fresh workers\n", again.size());
+      std::fflush(stdout);
       base.restart();
       head.restart();
-      for (std::size_t i = 0; i < again.size(); ++i) {
-        const core::Case& c = *again[i];
-        fmt::print("[{}/{}] {} ... ", i + 1, again.size(), c.key);
-        std::fflush(stdout);
+      report::Progress confirm(static_cast<int>(again.size()));
+      for (const core::Case* c : again) {
+        confirm.start(c->key);
         ab::Options co = ao;
-        co.first_round = recorded[c.key];
+        co.first_round = recorded[c->key];
         co.trace = false;  // the first pass's cost matrices stand
-        ab::CaseOutcome out = ab::run_case(base, head, c, co);
+        ab::CaseOutcome out = ab::run_case(base, head, *c, co);
         db.write_rounds(pair_id, out.rounds);
-        fmt::print("{} more rounds ({})\n", out.rounds.size(), out.stop_reason);
-        for (const auto& l : base.take_stderr()) fmt::print(stderr, "  base: {}\n", l);
-        for (const auto& l : head.take_stderr()) fmt::print(stderr, "  head: {}\n", l);
+        relay(confirm);
+        confirm.finish(c->key, fmt::format("{} more rounds ({})", out.rounds.size(),
+                                           out.stop_reason));
       }
     }
   }

@@ -15,6 +15,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/env/environment.h"
+#include "harness/report/progress.h"
 #include "harness/report/results.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
@@ -127,22 +128,22 @@ int run(const RunArgs& a) {
   fmt::print("attnprof: {} case(s); {}\n", cases.size(),
              env.devices.empty() ? "CPU only (" + env.cuda_status + ")"
                                  : fmt::format("{} CUDA device(s)", env.devices.size()));
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const core::Case& c = cases[i];
-    fmt::print("[{}/{}] {} ... ", i + 1, cases.size(), c.key);
-    std::fflush(stdout);
+  std::fflush(stdout);
+  report::Progress progress(static_cast<int>(cases.size()));
+  for (const core::Case& c : cases) {
+    progress.start(c.key);
     core::CaseResult r =
         sup.run_case(c, !a.no_trace, worker::case_timeout(c, a.case_timeout_s));
-    fmt::print("{}\n", r.status == core::CaseStatus::ok
-                           ? fmt::format("ok ({} samples)", r.summary.n)
-                           : fmt::format("{}: {}", core::to_string(r.status),
-                                         r.message.substr(0, r.message.find('\n'))));
-    // The worker's own output after the case's line, never inside it.
-    for (const auto& l : sup.take_stderr()) fmt::print(stderr, "  worker: {}\n", l);
-    std::fflush(stdout);
+    // The worker's own output before the case's line, never inside it.
+    for (const auto& l : sup.take_stderr()) progress.message("  worker: " + l);
+    progress.finish(c.key, r.status == core::CaseStatus::ok
+                               ? fmt::format("ok ({} samples)", r.summary.n)
+                               : fmt::format("{}: {}", core::to_string(r.status),
+                                             r.message.substr(0, r.message.find('\n'))));
     db.write_case(id, r);
     done.push_back(std::move(r));
   }
+  progress.done();
   run.id = id;
   run.ended_ns = now_ns();
   run.status = "complete";

@@ -32,6 +32,9 @@ std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std:
 
 int main(int argc, char** argv) {
   using namespace attnprof;
+  // Whole lines: stdout (reports) and stderr (progress, warnings) go to one CI log, and a
+  // buffered report must not be cut by a warning in the middle of its line.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"attnprof: regression-testing harness for attention kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("attnprof {} (worker protocol {})",

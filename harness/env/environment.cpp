@@ -109,6 +109,7 @@ std::string render(const Description& d) {
     out += fmt::format("cuda driver:    {}\n", d.cuda_driver.empty() ? "none" : d.cuda_driver);
   }
   out += fmt::format("cuda status:    {}\n", d.cuda_status);
+  if (!d.cuda_toolkit.empty()) out += fmt::format("built with:     CUDA toolkit {}\n", d.cuda_toolkit);
   for (const auto& dev : d.devices) {
     out += fmt::format(
         "cuda:{}:         {} (sm_{}), {:.1f} GiB, {} SMs, L2 {:.0f} MiB, peak {:.0f} GB/s\n",
@@ -140,6 +141,7 @@ nlohmann::json to_json(const Description& d) {
           {"torch_threads", d.torch_threads}, {"torch_version", d.torch_version},
           {"cuda_built", d.cuda_built},     {"cuda_runtime", d.cuda_runtime},
           {"cuda_driver", d.cuda_driver},   {"cuda_status", d.cuda_status},
+          {"cuda_toolkit", d.cuda_toolkit},
           {"devices", devices}};
 }
 
@@ -153,6 +155,7 @@ Description description_from_json(const nlohmann::json& j) {
   d.cuda_runtime = j.at("cuda_runtime").get<std::string>();
   d.cuda_driver = j.at("cuda_driver").get<std::string>();
   d.cuda_status = j.at("cuda_status").get<std::string>();
+  d.cuda_toolkit = j.value("cuda_toolkit", "");
   for (const auto& x : j.at("devices")) {
     Device dev;
     dev.index = x.at("index").get<int>();

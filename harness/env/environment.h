@@ -33,6 +33,7 @@ struct Description {
   std::string cuda_runtime;  // "13.0", empty when not built with CUDA
   std::string cuda_driver;   // "13.0" (driver API version), empty when no driver
   std::string cuda_status;   // why there is no usable GPU, or "ok"
+  std::string cuda_toolkit;  // what the worker was built with: "13.0.88 from <root> (pip wheels)"
   std::vector<Device> devices;
 };
 

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <torch/version.h>
 
+#include "attnprof/cuda_toolkit.h"
+
 #include <fstream>
 #include <thread>
 
@@ -78,6 +80,10 @@ Description describe() {
   d.cpu_logical = static_cast<int>(std::thread::hardware_concurrency());
   d.torch_threads = at::get_num_threads();
   d.torch_version = TORCH_VERSION;
+  d.cuda_toolkit = std::string(ATTNPROF_CUDA_TOOLKIT_SOURCE) == "none"
+                       ? "none"
+                       : fmt::format("{} from {} ({})", ATTNPROF_CUDA_TOOLKIT_VERSION,
+                                     ATTNPROF_CUDA_TOOLKIT_ROOT, ATTNPROF_CUDA_TOOLKIT_SOURCE);
 #ifdef ATTNPROF_HAVE_CUDA
   d.cuda_built = true;
   int rt = 0;
