@@ -85,5 +85,14 @@ int main() {
         [&] { (void)at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * scale, -1), v); },
         s > 256 ? 40 : 300);
   }
+  // The tracer's own cost per op, with ops too small to vary: 36 in-place adds on a one-element
+  // tensor (as many ops as the eager pass above records), no allocation.
+  const auto one = at::zeros({1});
+  compare(
+      "36 tiny ops (per-op cost)",
+      [&] {
+        for (int i = 0; i < 36; ++i) one.add_(1);
+      },
+      2000);
   return 0;
 }

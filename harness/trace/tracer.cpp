@@ -99,13 +99,13 @@ struct ThreadBuffer {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> stack;  // open ops: (index, slot in ops)
 
   explicit ThreadBuffer(std::uint32_t n) : number(n) {
-    // A pass of a layer or block workload records a few hundred ops; growing past this is
-    // allowed, only rarer.
-    ops.reserve(1024);
-    inputs.reserve(4096);
-    dims.reserve(16384);
-    text.reserve(65536);
-    memory.reserve(1024);
+    // Enough for a kernel or block pass without growing; kept small (under glibc's 128 KiB
+    // mmap threshold each) because these are made and freed on every traced pass.
+    ops.reserve(256);
+    inputs.reserve(1024);
+    dims.reserve(4096);
+    text.reserve(8192);
+    memory.reserve(256);
     stack.reserve(64);
   }
 
