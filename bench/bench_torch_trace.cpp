@@ -1,7 +1,8 @@
 // Overhead of the traced pass (trace::record: RecordFunction callbacks with shapes, memory
 // reporting) against the same call untraced, on the CPU, for a small SDPA and an eager attention
 // (matmul, softmax, matmul). Run: ninja -C build bench_torch_trace && build/bench/bench_torch_trace
-// Prints median wall time per call of each and the ratio; also how many ops one pass records.
+// Prints the median CPU time per call of each (one intra-op thread, so the calling thread does
+// all the work) and the ratio; also how many ops one pass records.
 // printf, not fmt: LibTorch's include dir carries its own fmt (v12) headers, which shadow the
 // system fmt that attnprof links in any translation unit that includes LibTorch.
 #include <ATen/ATen.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,10 +24,15 @@ using namespace attnprof;
 
 namespace {
 
+// The calling thread's CPU time of one call. With one intra-op thread the body and the tracer
+// both run on this thread, so this is the work a pass costs; on a shared machine, wall time
+// mostly measures the other processes.
 double time_ns(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
+  timespec a{}, b{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
   f();
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+  return double(b.tv_sec - a.tv_sec) * 1e9 + double(b.tv_nsec - a.tv_nsec);
 }
 
 double median(std::vector<double> v) {
@@ -62,7 +69,9 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
 int main() {
   at::set_num_threads(1);
   at::manual_seed(0);
-  std::printf("intra-op threads: %d; medians of interleaved passes\n", at::get_num_threads());
+  std::printf(
+      "intra-op threads: %d; medians of the calling thread's CPU time, interleaved passes\n",
+      at::get_num_threads());
   for (auto [b, h, s, d] : {std::array<int, 4>{1, 8, 128, 64}, std::array<int, 4>{1, 8, 512, 64}}) {
     const auto q = at::randn({b, h, s, d}), k = at::randn({b, h, s, d}),
                v = at::randn({b, h, s, d});
@@ -76,5 +85,14 @@ int main() {
         [&] { (void)at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * scale, -1), v); },
         s > 256 ? 40 : 300);
   }
+  // The tracer's own cost per op, with ops too small to vary: 36 in-place adds on a one-element
+  // tensor (as many ops as the eager pass above records), no allocation.
+  const auto one = at::zeros({1});
+  compare(
+      "36 tiny ops (per-op cost)",
+      [&] {
+        for (int i = 0; i < 36; ++i) one.add_(1);
+      },
+      2000);
   return 0;
 }

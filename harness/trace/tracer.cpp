@@ -3,22 +3,29 @@
 //
 // How it hangs together: record() publishes a Session, adds one global RecordFunction callback
 // pair and installs a memory reporter in this thread's PROFILER_STATE debug-info slot. The enter
-// callback appends an OpEvent (parent = top of this thread's op stack) and pushes the op's
-// external id to the device tracer; exit stamps the end and pops. Timestamps are taken last on
-// enter and first on exit, so the tracer's own bookkeeping stays out of the op's own window; the
-// time a child's callbacks spend inside its ancestors' windows is measured and charged to each
-// open ancestor's tracer_ns, which the cost matrix subtracts (without it, every traced child
-// would add its input description and lock to the parent's self time).
+// callback appends a raw op to its thread's own buffer (parent = top of this thread's op stack),
+// takes the op's index from one atomic counter (so indices are the global enter order) and
+// pushes the op's external id to the device tracer; exit stamps the end and pops. Timestamps are
+// taken last on enter and first on exit, so the tracer's own bookkeeping stays out of the op's
+// time as far as it can.
+//
+// What keeps the overhead down (bench/bench_torch_trace measures it against untraced passes):
+// no lock and no string building while the body runs. Each thread appends to buffers that only
+// it touches, reserved ahead; input shapes go in as numbers and dtype and kind names as bytes
+// in an arena; the text torch.profiler shows ("[[1, 2, 8, 4], []]") and the per-op memory
+// totals are built once, after the body, when the buffers are merged into the Trace.
 #include "harness/trace/tracer.h"
 
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <deque>
+#include <memory>
 #include <mutex>
+#include <string_view>
 
 #ifdef ATTNPROF_HAVE_CUPTI
 #include "harness/trace/counters.h"
@@ -43,67 +50,117 @@ class Session;
 std::atomic<Session*> g_session{nullptr};
 std::atomic<std::uint64_t> g_generation{0};
 
-struct ThreadState {
-  std::uint64_t generation = 0;
-  std::uint32_t number = 0;
-  std::vector<std::int64_t> stack;  // indices of the ops open on this thread
-  std::vector<OpEvent*> open;       // the same ops (deque elements never move)
-};
-
-// The tracer's time inside every op open on this thread.
-void charge(ThreadState& ts, std::size_t open_ops, std::uint64_t ns) {
-  for (std::size_t i = 0; i < open_ops && i < ts.open.size(); ++i) ts.open[i]->tracer_ns += ns;
-}
-thread_local ThreadState t_state;
-
 std::uint64_t steady_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now().time_since_epoch())
                                         .count());
 }
 
-void append_shape(std::string& out, c10::IntArrayRef sizes) {
-  out += '[';
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(sizes[i]);
+// One input of an op as recorded: a tensor's dims (in ThreadBuffer::dims) and dtype name, or
+// the kind of a non-tensor input; names in ThreadBuffer::text.
+struct RawInput {
+  enum Kind : std::uint8_t { tensor, undefined_tensor, other };
+  Kind kind = other;
+  std::uint32_t ndim = 0, dims = 0;      // tensor: its sizes at dims[dims, dims + ndim)
+  std::uint32_t text = 0, text_len = 0;  // dtype name (tensor) or IValue kind (other)
+};
+
+struct RawOp {
+  std::uint64_t index = 0;  // in Trace::ops: the global enter order
+  std::int64_t parent = -1;
+  std::uint64_t start_ns = 0, end_ns = 0;
+  std::uint32_t name = 0, name_len = 0;    // in ThreadBuffer::text
+  std::uint32_t inputs = 0, n_inputs = 0;  // in ThreadBuffer::inputs
+  std::int64_t bytes_allocated = 0, bytes_freed = 0;
+  std::uint64_t tracer_ns = 0;  // the tracer's own time inside this op's window
+};
+
+struct RawMemory {
+  std::uint64_t at_ns = 0;
+  std::int64_t bytes = 0;
+  c10::Device device{c10::kCPU};
+  std::int64_t op = -1;
+};
+
+// An op that ended on another thread than the one it started on (async ops): applied at the
+// merge, so no thread ever writes into another thread's buffer.
+struct ForeignEnd {
+  std::uint64_t index = 0, end_ns = 0;
+};
+
+// What one thread recorded in one session. Only that thread writes it while the body runs.
+struct ThreadBuffer {
+  std::uint32_t number = 0;  // 0: the thread that called record()
+  std::vector<RawOp> ops;
+  std::vector<RawInput> inputs;
+  std::vector<std::int64_t> dims;
+  std::string text;
+  std::vector<RawMemory> memory;
+  std::vector<ForeignEnd> foreign_ends;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> stack;  // open ops: (index, slot in ops)
+
+  explicit ThreadBuffer(std::uint32_t n) : number(n) {
+    // Enough for a kernel or block pass without growing; kept small (under glibc's 128 KiB
+    // mmap threshold each) because these are made and freed on every traced pass.
+    ops.reserve(256);
+    inputs.reserve(1024);
+    dims.reserve(4096);
+    text.reserve(8192);
+    memory.reserve(256);
+    stack.reserve(64);
   }
-  out += ']';
-}
+
+  std::uint32_t add_text(std::string_view s) {
+    const auto at = static_cast<std::uint32_t>(text.size());
+    text.append(s);
+    return at;
+  }
+  std::string_view text_at(std::uint32_t at, std::uint32_t len) const {
+    return std::string_view(text).substr(at, len);
+  }
+};
+
+struct ThreadSlot {
+  std::uint64_t generation = 0;
+  ThreadBuffer* buffer = nullptr;
+};
+thread_local ThreadSlot t_slot;
+
+struct OpContext : at::ObserverContext {
+  std::uint64_t generation = 0;
+  ThreadBuffer* owner = nullptr;
+  std::uint64_t index = 0;
+  std::uint32_t slot = 0;  // in owner->ops
+};
 
 // torch.profiler's record_shapes format: one entry per input, [] for non-tensors.
-void describe_inputs(c10::ArrayRef<const c10::IValue> inputs, std::string& shapes,
-                     std::string& dtypes) {
+void format_inputs(const ThreadBuffer& b, const RawOp& op, std::string& shapes,
+                   std::string& dtypes) {
   shapes = "[";
   dtypes = "[";
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
+  for (std::uint32_t i = 0; i < op.n_inputs; ++i) {
     if (i) {
       shapes += ", ";
       dtypes += ", ";
     }
-    const auto& v = inputs[i];
-    if (v.isTensor()) {
-      const auto& t = v.toTensor();
-      if (t.defined()) {
-        append_shape(shapes, t.sizes());
-        dtypes += std::string(t.dtype().name());
-      } else {
-        shapes += "[]";
-        dtypes += "undefined";
+    const RawInput& in = b.inputs[op.inputs + i];
+    if (in.kind == RawInput::tensor) {
+      shapes += '[';
+      for (std::uint32_t d = 0; d < in.ndim; ++d) {
+        if (d) shapes += ", ";
+        shapes += std::to_string(b.dims[in.dims + d]);
       }
+      shapes += ']';
+      dtypes += b.text_at(in.text, in.text_len);
     } else {
       shapes += "[]";
-      dtypes += v.isTensorList() ? "TensorList" : v.tagKind();
+      dtypes += in.kind == RawInput::undefined_tensor ? std::string_view("undefined")
+                                                      : b.text_at(in.text, in.text_len);
     }
   }
   shapes += "]";
   dtypes += "]";
 }
-
-struct OpContext : at::ObserverContext {
-  std::uint64_t generation = 0;
-  std::int64_t index = -1;
-};
 
 class Session {
  public:
@@ -116,45 +173,75 @@ class Session {
     return steady_ns();
   }
 
-  ThreadState& thread_state() {
-    if (t_state.generation != m_generation) {
-      t_state.generation = m_generation;
-      t_state.number = m_threads.fetch_add(1);
-      t_state.stack.clear();
-      t_state.open.clear();
-    }
-    return t_state;
+  // This thread's buffer, made on its first op or allocation in this session (under the lock:
+  // once per thread, never per op).
+  ThreadBuffer& buffer() {
+    if (t_slot.generation == m_generation) return *t_slot.buffer;
+    std::lock_guard lock(m_mutex);
+    m_buffers.push_back(
+        std::make_unique<ThreadBuffer>(static_cast<std::uint32_t>(m_buffers.size())));
+    t_slot = {m_generation, m_buffers.back().get()};
+    return *t_slot.buffer;
+  }
+
+  // The tracer's time inside every op open on this thread: its callbacks run inside their
+  // ancestors' windows, and the cost matrix takes that time out of their self and total times.
+  static void charge(ThreadBuffer& b, std::size_t open_ops, std::uint64_t ns) {
+    for (std::size_t i = 0; i < open_ops && i < b.stack.size(); ++i)
+      b.ops[b.stack[i].second].tracer_ns += ns;
   }
 
   std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction& fn) {
     const std::uint64_t entered = now();
-    auto& ts = thread_state();
-    std::string shapes, dtypes;
-    describe_inputs(fn.inputs(), shapes, dtypes);
-    OpEvent* op = nullptr;
-    std::int64_t index = 0;
-    {
-      std::lock_guard lock(m_mutex);
-      index = static_cast<std::int64_t>(m_ops.size());
-      op = &m_ops.emplace_back();  // deque: the reference stays valid as others append
+    ThreadBuffer& b = buffer();
+    const std::size_t ancestors = b.stack.size();
+    RawOp op;
+    op.index = m_next_op.fetch_add(1, std::memory_order_relaxed);
+    op.parent = b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().first);
+    const std::string_view name = fn.name();
+    op.name = b.add_text(name);
+    op.name_len = static_cast<std::uint32_t>(name.size());
+    const auto inputs = fn.inputs();
+    op.inputs = static_cast<std::uint32_t>(b.inputs.size());
+    op.n_inputs = static_cast<std::uint32_t>(inputs.size());
+    for (const c10::IValue& v : inputs) {
+      RawInput in;
+      if (v.isTensor()) {
+        const at::Tensor& t = v.toTensor();
+        if (t.defined()) {
+          in.kind = RawInput::tensor;
+          const auto sizes = t.sizes();
+          in.ndim = static_cast<std::uint32_t>(sizes.size());
+          in.dims = static_cast<std::uint32_t>(b.dims.size());
+          b.dims.insert(b.dims.end(), sizes.begin(), sizes.end());
+          const std::string_view dtype = t.dtype().name();
+          in.text = b.add_text(dtype);
+          in.text_len = static_cast<std::uint32_t>(dtype.size());
+        } else {
+          in.kind = RawInput::undefined_tensor;
+        }
+      } else {
+        // Short names ("Int", "None", "GenericList") stay in std::string's inline buffer.
+        const std::string kind = v.isTensorList() ? std::string("TensorList") : v.tagKind();
+        in.text = b.add_text(kind);
+        in.text_len = static_cast<std::uint32_t>(kind.size());
+      }
+      b.inputs.push_back(in);
     }
-    op->name = fn.name();
-    op->input_shapes = std::move(shapes);
-    op->input_dtypes = std::move(dtypes);
-    op->parent = ts.stack.empty() ? -1 : ts.stack.back();
-    op->thread = ts.number;
-    op->external_id = static_cast<std::uint64_t>(index) + 1;
-    const std::size_t ancestors = ts.stack.size();
-    ts.stack.push_back(index);
-    ts.open.push_back(op);
+    const auto slot = static_cast<std::uint32_t>(b.ops.size());
+    b.stack.emplace_back(op.index, slot);
 #ifdef ATTNPROF_HAVE_CUPTI
-    if (m_device) m_device->push_external_id(op->external_id);
+    if (m_device) m_device->push_external_id(op.index + 1);
 #endif
     auto ctx = std::make_unique<OpContext>();
     ctx->generation = m_generation;
-    ctx->index = index;
-    op->start_ns = now();
-    charge(ts, ancestors, op->start_ns - entered);
+    ctx->owner = &b;
+    ctx->index = op.index;
+    ctx->slot = slot;
+    b.ops.push_back(op);
+    const std::uint64_t started = now();
+    b.ops.back().start_ns = started;
+    charge(b, ancestors, started - entered);
     return ctx;
   }
 
@@ -162,70 +249,82 @@ class Session {
     const std::uint64_t t = now();
     auto* ctx = static_cast<OpContext*>(c);
     if (!ctx || ctx->generation != m_generation) return;
-    OpEvent* op = nullptr;
-    {
-      std::lock_guard lock(m_mutex);
-      op = &m_ops[ctx->index];
-    }
-    op->end_ns = t;
 #ifdef ATTNPROF_HAVE_CUPTI
     if (m_device) m_device->pop_external_id();
 #endif
+    ThreadBuffer& b = buffer();
+    if (ctx->owner == &b)
+      b.ops[ctx->slot].end_ns = t;
+    else
+      b.foreign_ends.push_back({ctx->index, t});
     // Async ops may end on another thread; only this thread's own stack is touched.
-    auto& ts = thread_state();
-    auto& stack = ts.stack;
-    if (!stack.empty() && stack.back() == ctx->index) {
+    auto& stack = b.stack;
+    if (!stack.empty() && stack.back().first == ctx->index) {
       stack.pop_back();
-      ts.open.pop_back();
     } else {
-      auto it = std::find(stack.rbegin(), stack.rend(), ctx->index);
-      if (it != stack.rend()) {
-        const auto at = std::distance(stack.begin(), std::next(it).base());
-        stack.erase(stack.begin() + at);
-        ts.open.erase(ts.open.begin() + at);
-      }
+      auto it = std::find_if(stack.rbegin(), stack.rend(),
+                             [&](const auto& e) { return e.first == ctx->index; });
+      if (it != stack.rend()) stack.erase(std::next(it).base());
     }
-    charge(ts, ts.open.size(), now() - t);
+    charge(b, stack.size(), now() - t);
   }
 
   void memory(std::int64_t bytes, const c10::Device& device) {
     const std::uint64_t t = now();
-    auto& ts = thread_state();
-    const std::int64_t op = ts.stack.empty() ? -1 : ts.stack.back();
-    struct Charge {  // on every way out, after the lock is released
-      Session& s;
-      ThreadState& ts;
-      std::uint64_t from;
-      ~Charge() { charge(ts, ts.open.size(), s.now() - from); }
-    } charged{*this, ts, t};
-    std::lock_guard lock(m_mutex);
-    const std::string dev = device.str();
-    m_memory_events.push_back(MemoryEvent{t, bytes, dev, op});
-    auto& cur = m_current[dev];
-    cur += bytes;
-    auto& peak = m_peak[dev];
-    peak = std::max(peak, cur);
-    if (op >= 0) {
-      if (bytes >= 0)
-        m_ops[op].bytes_allocated += bytes;
-      else
-        m_ops[op].bytes_freed += -bytes;
-    }
+    ThreadBuffer& b = buffer();
+    const std::int64_t op = b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().first);
+    b.memory.push_back(RawMemory{t, bytes, device, op});
+    charge(b, b.stack.size(), now() - t);
   }
 
   void begin() {
     m_generation = g_generation.fetch_add(1) + 1;
+    buffer();  // the calling thread is thread 0
     g_session.store(this, std::memory_order_release);
   }
   void end() {
     g_session.store(nullptr, std::memory_order_release);
   }
 
+  // After the body: every thread's ops in enter order with their text, memory events in time
+  // order with each device's running total and peak, bytes per op.
   void move_into(Trace& t) {
     std::lock_guard lock(m_mutex);
-    t.ops.assign(std::make_move_iterator(m_ops.begin()), std::make_move_iterator(m_ops.end()));
-    t.memory = std::move(m_memory_events);
-    t.peak_bytes = std::move(m_peak);
+    t.ops.assign(m_next_op.load(), OpEvent{});
+    for (const auto& b : m_buffers)
+      for (const RawOp& raw : b->ops) {
+        OpEvent& op = t.ops[raw.index];
+        op.name = b->text_at(raw.name, raw.name_len);
+        format_inputs(*b, raw, op.input_shapes, op.input_dtypes);
+        op.parent = raw.parent;
+        op.start_ns = raw.start_ns;
+        op.end_ns = raw.end_ns;
+        op.tracer_ns = raw.tracer_ns;
+        op.thread = b->number;
+        op.external_id = raw.index + 1;
+      }
+    std::vector<const RawMemory*> memory;
+    for (const auto& b : m_buffers) {
+      for (const ForeignEnd& e : b->foreign_ends) t.ops[e.index].end_ns = e.end_ns;
+      for (const RawMemory& m : b->memory) memory.push_back(&m);
+    }
+    std::stable_sort(memory.begin(), memory.end(),
+                     [](const RawMemory* x, const RawMemory* y) { return x->at_ns < y->at_ns; });
+    std::map<std::string, std::int64_t> current;
+    for (const RawMemory* m : memory) {
+      const std::string dev = m->device.str();
+      auto& cur = current[dev];
+      cur += m->bytes;
+      auto& peak = t.peak_bytes[dev];
+      peak = std::max(peak, cur);
+      if (m->op >= 0) {
+        if (m->bytes >= 0)
+          t.ops[m->op].bytes_allocated += m->bytes;
+        else
+          t.ops[m->op].bytes_freed += -m->bytes;
+      }
+      t.memory.push_back(MemoryEvent{m->at_ns, m->bytes, dev, m->op});
+    }
   }
 
   bool memory_enabled() const {
@@ -236,11 +335,9 @@ class Session {
   DeviceTracer* m_device;
   bool m_memory;
   std::uint64_t m_generation = 0;
-  std::atomic<std::uint32_t> m_threads{0};
-  std::mutex m_mutex;
-  std::deque<OpEvent> m_ops;
-  std::vector<MemoryEvent> m_memory_events;
-  std::map<std::string, std::int64_t> m_current, m_peak;
+  std::atomic<std::uint64_t> m_next_op{0};
+  std::mutex m_mutex;  // m_buffers
+  std::vector<std::unique_ptr<ThreadBuffer>> m_buffers;
 };
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
@@ -306,8 +403,8 @@ Trace record(const std::function<void()>& body, const Options& options, DeviceTr
     if (options.memory)
       memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE,
                            std::make_shared<MemoryReporter>(&session));
-    t.calls = std::max(1, options.calls);
     t.start_ns = session.now();
+    t.calls = std::max(1, options.calls);
     try {
       for (int i = 0; i < t.calls; ++i) {
         t.call_starts.push_back(session.now());

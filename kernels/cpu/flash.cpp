@@ -7,8 +7,10 @@
 // per kv head and serve the whole group. The item walks the keys its rows may see in tiles of
 // BK keys, keeping per row a running max m, a running sum l and an unnormalized output, so the
 // [Sq, Sk] score matrix never exists. Per tile: K is packed transposed ([D][BK], fp32) so that
-// S = Q Kt accumulates whole vectors of keys with no horizontal sums; P V reads V's rows in
-// place when they are fp32 (else converted into the tile); exp runs on vectors.
+// S = Q Kt accumulates whole vectors of keys with no horizontal sums (items of a few rows, as
+// in decode, take dot products on K's rows instead: packing would cost more than the rows use);
+// P V reads V's rows in place when they are fp32 (else converted into the tile); exp runs on
+// vectors.
 //
 // Tiles sit at multiples of BK whatever the item, and a tile a row cannot see leaves that row
 // exactly as it was, so a row's result depends neither on the other rows of its item nor on
@@ -40,6 +42,8 @@ namespace attnprof::kernels::cpu {
 namespace {
 
 constexpr int BK = flash_block_k;
+// Items of at most this many rows compute scores from K's rows instead of a packed Kt tile.
+constexpr int flash_direct_rows = 8;
 constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 
 // Query positions per work item: enough rows (positions x group heads) that packing a K tile
@@ -80,7 +84,7 @@ struct Scratch {
   Buffer q;   // [rows][D], times the softmax scale
   Buffer o;   // [rows][D], unnormalized output
   Buffer s;   // [rows][BK], scores, then probabilities
-  Buffer kt;  // [D][BK], the tile's keys transposed
+  Buffer kt;  // [D][BK], the tile's keys transposed; direct items: [BK][D], its rows as fp32
   Buffer v;   // [BK][D], the tile's values when they are not fp32
   Buffer m, l, krow;
   std::vector<int> lo, hi;  // each row's visible keys
@@ -184,6 +188,29 @@ ATTNPROF_INLINE void scores(const float* __restrict q, const float* __restrict k
   }
 }
 
+// The same scores straight from K's rows (k_stride apart), for the first `cols` columns: one
+// dot product per (row, key), summed across the vector at the end. For items of few rows
+// (decode: one position, the group's heads), where packing Kt would cost more than it saves.
+template <int W, int NR>
+ATTNPROF_INLINE void scores_direct(const float* __restrict q, const float* __restrict k,
+                                   std::int64_t k_stride, float* __restrict s, int cols, int D) {
+  using V = typename Lanes<W>::V;
+  for (int c = 0; c < cols; ++c) {
+    const float* kr = k + c * k_stride;
+    V acc[NR] = {};
+    int d = 0;
+    for (; d + W <= D; d += W) {
+      const V kv = load<V>(kr + d);
+      for (int i = 0; i < NR; ++i) acc[i] += load<V>(q + i * D + d) * kv;
+    }
+    for (int i = 0; i < NR; ++i) {
+      float sum = hsum<W>(acc[i]);
+      for (int e = d; e < D; ++e) sum += q[i * D + e] * kr[e];
+      s[i * BK + c] = sum;
+    }
+  }
+}
+
 // O[i][:] += sum_c P[i][c] V[c][:] over the tile's `cols` keys, for NR rows, NV vectors of the
 // head dimension at a time starting at d0.
 template <int W, int NR, int NV>
@@ -239,6 +266,21 @@ ATTNPROF_INLINE void scores_rows(int n, const float* q, const float* kt, float* 
 }
 
 template <int W>
+ATTNPROF_INLINE void scores_direct_rows(int n, const float* q, const float* k,
+                                        std::int64_t k_stride, float* s, int cols, int D) {
+  switch (n) {
+    case 4:
+      return scores_direct<W, 4>(q, k, k_stride, s, cols, D);
+    case 3:
+      return scores_direct<W, 3>(q, k, k_stride, s, cols, D);
+    case 2:
+      return scores_direct<W, 2>(q, k, k_stride, s, cols, D);
+    default:
+      return scores_direct<W, 1>(q, k, k_stride, s, cols, D);
+  }
+}
+
+template <int W>
 ATTNPROF_INLINE void update_rows(int n, const float* pr, const float* v, std::int64_t v_stride,
                                  float* o, int cols, int D) {
   switch (n) {
@@ -285,21 +327,35 @@ ATTNPROF_INLINE void run_item(const AttentionParams& p, const Item& it, Scratch&
 
   const std::int64_t k_base = sv.k_offset + it.hk * p.k_stride_h;
   const std::int64_t v_base = sv.v_offset + it.hk * p.v_stride_h;
+  // Fixed by the item's size, which the shape alone fixes (see positions_per_item).
+  const bool direct = it.rows <= flash_direct_rows;
   for (int k0 = khi > klo ? klo / BK * BK : khi; k0 < khi; k0 += BK) {
     const int cols = std::min(BK, khi - k0);
 
-    // Pack K transposed; columns past the tile's keys stay 0, so their scores are finite.
-    for (int c = 0; c < cols; ++c) {
-      const std::int64_t at = k_base + (k0 + c) * p.k_stride_s;
-      const float* row = t.krow.get();
-      if (p.dtype == ScalarType::f32)
-        row = static_cast<const float*>(p.k) + at;
-      else
-        load_row(p.k, p.dtype, at, D, t.krow.get());
-      for (int d = 0; d < D; ++d) kt[d * BK + c] = row[d];
+    const float* k = nullptr;  // direct: the tile's key rows, k_stride apart
+    std::int64_t k_stride = 0;
+    if (direct && p.dtype == ScalarType::f32) {
+      k = static_cast<const float*>(p.k) + k_base + k0 * p.k_stride_s;
+      k_stride = p.k_stride_s;
+    } else if (direct) {
+      for (int c = 0; c < cols; ++c)
+        load_row(p.k, p.dtype, k_base + (k0 + c) * p.k_stride_s, D, kt + c * D);
+      k = kt;
+      k_stride = D;
+    } else {
+      // Pack K transposed; columns past the tile's keys stay 0, so their scores are finite.
+      for (int c = 0; c < cols; ++c) {
+        const std::int64_t at = k_base + (k0 + c) * p.k_stride_s;
+        const float* row = t.krow.get();
+        if (p.dtype == ScalarType::f32)
+          row = static_cast<const float*>(p.k) + at;
+        else
+          load_row(p.k, p.dtype, at, D, t.krow.get());
+        for (int d = 0; d < D; ++d) kt[d * BK + c] = row[d];
+      }
+      if (cols < BK)
+        for (int d = 0; d < D; ++d) std::fill(kt + d * BK + cols, kt + (d + 1) * BK, 0.0f);
     }
-    if (cols < BK)
-      for (int d = 0; d < D; ++d) std::fill(kt + d * BK + cols, kt + (d + 1) * BK, 0.0f);
     const float* v;
     std::int64_t v_stride;
     if (p.dtype == ScalarType::f32) {
@@ -317,7 +373,11 @@ ATTNPROF_INLINE void run_item(const AttentionParams& p, const Item& it, Scratch&
 
     for (int r0 = 0; r0 < it.rows; r0 += NR) {
       const int n = std::min(NR, it.rows - r0);
-      if (any_active(t.active, r0, n)) scores_rows<W>(n, q + r0 * D, kt, s + r0 * BK, D);
+      if (!any_active(t.active, r0, n)) continue;
+      if (direct)
+        scores_direct_rows<W>(n, q + r0 * D, k, k_stride, s + r0 * BK, cols, D);
+      else
+        scores_rows<W>(n, q + r0 * D, kt, s + r0 * BK, D);
     }
 
     for (int r = 0; r < it.rows; ++r) {
