@@ -370,8 +370,6 @@ Database Database::open(const std::string& path, Mode mode, Options options) {
         if (rc != SQLITE_DONE) db->fail(rc, "sqlite3_backup_step");
         mem.exec("PRAGMA foreign_keys = ON");
         migrate(mem);
-        db.reset();
-        beside.remove_added(false);
         return Database(std::move(mem), mode, v, {});
       }
       db->exec("PRAGMA foreign_keys = ON");
