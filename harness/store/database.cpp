@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -78,7 +79,9 @@ Layout layout_of(sql::Connection& db) {
 
 // What schema version v looks like: the migration chain up to v, run on an empty database.
 const Layout& expected_layout(int v) {
+  static std::mutex mutex;  // threads open databases concurrently
   static std::map<int, Layout> cache;
+  std::lock_guard lock(mutex);
   auto it = cache.find(v);
   if (it != cache.end()) return it->second;
   sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
@@ -170,6 +173,10 @@ void set_busy_timeout(sql::Connection& db, std::chrono::milliseconds t) {
 // Version check, WAL, pragmas, migrations; returns the version the file was at.
 int setup_read_write(sql::Connection& db) {
   const int v = validate(db);
+  db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+  // Migrations before the switch to WAL: one that fails (a file whose tables its version does
+  // not explain) rolls back and leaves the file as it was, journal mode included.
+  migrate(db);
   // WAL: readers never block the writer and a killed writer leaves only an uncommitted WAL
   // tail, which the next open discards. synchronous=NORMAL keeps that guarantee for process
   // crashes (a power cut may lose the last commits, never consistency).
@@ -182,8 +189,6 @@ int setup_read_write(sql::Connection& db) {
                       "file system? Use a local disk",
                       db.path(), got));
   }
-  db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
-  migrate(db);
   return v;
 }
 
@@ -314,6 +319,15 @@ Found inspect(const std::string& path) {
     throw refuse(
         "not an attnprof database (not even an SQLite file); it was left untouched: pass another "
         "--db");
+  // Bytes 18 and 19 are the format versions SQLite writes (1 rollback journal, 2 WAL). SQLite
+  // reads a file with a higher one but will not write it: read-only commands would work and the
+  // others fail with a permission message; damage is what it is.
+  if (got >= 20 && (header[18] < 1 || header[18] > 2 || header[19] < 1 || header[19] > 2))
+    throw refuse(
+        fmt::format("the SQLite header is damaged (file format versions {} and {}, not 1 "
+                    "or 2): not a valid attnprof database; it was left untouched: restore "
+                    "it from a backup or pass another --db",
+                    header[18], header[19]));
   // A file shorter than one page holds no page: SQLite would take it for an empty database.
   const unsigned page = header[16] << 8 | header[17];
   const std::uintmax_t page_bytes = page == 1 ? 65536 : page;
@@ -379,8 +393,6 @@ Database Database::open(const std::string& path, Mode mode, Options options) {
         if (rc != SQLITE_DONE) db->fail(rc, "sqlite3_backup_step");
         mem.exec("PRAGMA foreign_keys = ON");
         migrate(mem);
-        db.reset();
-        beside.remove_added(false);
         return Database(std::move(mem), mode, v, {});
       }
       db->exec("PRAGMA foreign_keys = ON");
@@ -784,12 +796,14 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
     sql::Statement st(m_db, sql);
     st.bind(1, run.id);
     while (st.step()) {
+      // Only a damaged index (which quick_check does not compare with its table) can return a
+      // row of another run here.
       auto it = index.find(st.int64(0));
       if (it == index.end())
         throw util::EnvironmentError(fmt::format(
-            "{}: a row for case {} that run {} does not hold; the history is damaged: restore it "
-            "from a backup, or export what is readable and import it into a new one",
-            m_db.path(), st.int64(0), run.id));
+            "{}: case {} of run {} is not among the run's cases: an index is damaged; run "
+            "\"sqlite3 {} REINDEX\" or restore a backup",
+            m_db.path(), st.int64(0), run.id, m_db.path()));
       fn(run.cases[it->second], st);
     }
   };

@@ -274,4 +274,112 @@ TEST_SUITE("cli") {
     CHECK(r.out.find("junk.db") != std::string::npos);
     CHECK(d.read("junk.db") == "this is not a database, but it is precious\n");
   }
+
+  TEST_CASE("validate: an alias inside its own anchor and deep nesting are errors, exit 2") {
+    TempDir d;
+    const std::string deep = "a: " + std::string(70, '[') + std::string(70, ']') + "\n";
+    const std::pair<const char*, const char*> inputs[] = {
+        {"a: &w [*w]\n",
+         "r.yaml:1:4: anchor &w contains an alias to itself (*w at line 1, column 8): a node "
+         "cannot include itself\n"},
+        {"m: &m {<<: *m}\n",
+         "r.yaml:1:4: anchor &m contains an alias to itself (*m at line 1, column 12): a node "
+         "cannot include itself\n"},
+        {"&m [*m]\n",
+         "r.yaml:1:1: anchor &m contains an alias to itself (*m at line 1, column 5): a node "
+         "cannot include itself\n"},
+        {deep.c_str(), "r.yaml:1:67: nested deeper than 64 levels; a scenario needs far fewer\n"},
+        {"model: gpt2\nworkloads:\n  - seq_len: \"6\\n4\"\n",
+         "r.yaml:3:14: seq_len: expected an integer, got \"6\\n4\"\n"},
+    };
+    for (auto [yaml, expected] : inputs) {
+      d.write("r.yaml", yaml);
+      Result r = attnprof(d.path, "validate r.yaml");
+      CAPTURE(yaml);
+      CHECK(r.rc == 2);
+      CHECK(r.out == expected);
+    }
+  }
+
+  TEST_CASE("validate: a custom mask with NaN or of the wrong shape names the file, exit 2") {
+    TempDir d;
+    d.write("m.yaml",
+            "model: gpt2\nworkloads:\n  - {seq_len: 2, mask: custom, mask_file: a.mask}\n"
+            "  - {seq_len: 4, mask: custom, mask_file: b.mask}\n");
+    d.write("a.mask", "0 -inf\n0 nan\n");
+    d.write("b.mask", "0 -inf\n0 0\n");
+    Result r = attnprof(d.path, "validate m.yaml");
+    CHECK(r.rc == 2);
+    CHECK(r.out == (d.path / "a.mask").string() +
+                       ":2:3: \"nan\" is not a finite number or -inf\n"
+                       "m.yaml:4:43: mask_file b.mask has 2 rows of 2 values; this case needs "
+                       "q_len x kv_len = 4 x 4\n");
+  }
+
+  TEST_CASE("a file that is not ours: every command refuses it alike, exit 3, byte for byte") {
+    TempDir d;
+    d.write("tiny.yaml", kTinySuite);
+    d.write("u.db", "x");
+    d.write("e.jsonl", "{\"format\":\"attnprof-history\",\"version\":1}\n");
+    const std::string refusal =
+        "attnprof: u.db: not an attnprof database (not even an SQLite file); it was left "
+        "untouched: pass another --db\n";
+    for (const char* args :
+         {"compare --db u.db --baseline history", "history --db u.db", "export --db u.db",
+          "show latest --db u.db", "trend 'x*' --db u.db", "changes --db u.db",
+          "prune --keep-last 1 --db u.db", "annotate list --db u.db", "import e.jsonl --db u.db",
+          "baseline update -o b.yaml --db u.db", "run tiny.yaml --db u.db"}) {
+      CAPTURE(args);
+      Result r = attnprof(d.path, args);
+      CHECK(r.rc == 3);
+      CHECK(r.out == refusal);
+      CHECK(d.read("u.db") == "x");
+      CHECK_FALSE(fs::exists(d.path / "u.db-wal"));
+      CHECK_FALSE(fs::exists(d.path / "u.db-shm"));
+    }
+    Result merge = attnprof(d.path, "merge u.db -o out.db");
+    CHECK(merge.rc == 3);
+    CHECK(merge.out == refusal);
+    CHECK_FALSE(fs::exists(d.path / "out.db"));  // the output it created is gone again
+  }
+
+  TEST_CASE("--db a directory or a symlink loop: one message, whatever the command") {
+    TempDir d;
+    fs::create_directory(d.path / "dir");
+    fs::create_symlink("b.db", d.path / "a.db");
+    fs::create_symlink("a.db", d.path / "b.db");
+    for (const char* cmd : {"history", "export", "show latest", "prune --keep-last 1"}) {
+      CAPTURE(cmd);
+      Result dir = attnprof(d.path, std::string(cmd) + " --db dir");
+      CHECK(dir.rc == 3);
+      CHECK(dir.out ==
+            "attnprof: dir: a directory, not a database file; pass a file, such as "
+            "dir/attnprof.db\n");
+      Result loop = attnprof(d.path, std::string(cmd) + " --db a.db");
+      CHECK(loop.rc == 3);
+      CHECK(loop.out ==
+            "attnprof: a.db: a loop of symbolic links; pass the path of the database "
+            "itself\n");
+    }
+  }
+
+  TEST_CASE("import: a damaged export names line and field, and leaves no new database") {
+    TempDir d;
+    d.write("v.jsonl", "{\"format\":\"attnprof-history\",\"version\":1.5}\n");
+    Result v = attnprof(d.path, "import v.jsonl --db new.db");
+    CHECK(v.rc == 2);
+    CHECK(v.out == "v.jsonl:1: \"version\": expected the integer 1, got 1.5\n");
+    CHECK_FALSE(fs::exists(d.path / "new.db"));
+    d.write("f.jsonl",
+            "{\"format\":\"attnprof-history\",\"version\":1}\n"
+            "{\"run\":{\"id\":\"r\",\"cases\":[{\"spec\":{},\"samples\":{\"ns\":[1,2],"
+            "\"at_ns\":[1],\"sm_clock_mhz\":[null,null],\"dropped\":[0,0]}}]}}\n");
+    Result f = attnprof(d.path, "import f.jsonl --db new.db");
+    CHECK(f.rc == 2);
+    CHECK(f.out ==
+          "f.jsonl:2: field \"run.cases[0].samples.at_ns\": 1 values, but ns has 2: the "
+          "sample arrays must be equally long\n");
+    CHECK_FALSE(fs::exists(d.path / "new.db"));
+    CHECK_FALSE(fs::exists(d.path / "new.db-wal"));
+  }
 }

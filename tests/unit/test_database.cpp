@@ -337,6 +337,22 @@ TEST_SUITE("store::Database") {
     CHECK(read_bytes(p) == before);
   }
 
+  TEST_CASE("a damaged format version in the header is refused by every mode alike") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    Database::open(p).write_run(make_run("c", 1));
+    std::string bytes = read_bytes(p);
+    bytes[18] = 3;  // SQLite would read this file but refuse to write it
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+    const std::string expected =
+        p +
+        ": the SQLite header is damaged (file format versions 3 and 2, not 1 or 2): not a valid "
+        "attnprof database; it was left untouched: restore it from a backup or pass another --db";
+    CHECK(error_of([&] { Database::open(p); }) == expected);
+    CHECK(error_of([&] { Database::open(p, Database::Mode::read_only); }) == expected);
+    CHECK(read_bytes(p) == bytes);
+  }
+
   TEST_CASE("a directory, a symlink loop and a dangling symlink get one message each") {
     TempDir dir;
     const std::string d = dir.file("folder");

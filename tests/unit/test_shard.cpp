@@ -100,5 +100,10 @@ TEST_SUITE("scenario::shard") {
                          "--shard: shard count must be between 1 and 100000, got 0",
                          util::InputError);
     CHECK_THROWS_AS(scenario::shard({}, 0, 2), util::InputError);
+    // An empty value (--shard '') is a mistake, not "every case".
+    CHECK_THROWS_WITH_AS(scenario::parse_shard(""),
+                         "--shard: expected INDEX/COUNT such as 2/4, got \"\"", util::InputError);
+    CHECK_THROWS_WITH_AS(scenario::parse_shard("/"),
+                         "--shard: expected INDEX/COUNT such as 2/4, got \"/\"", util::InputError);
   }
 }

@@ -166,7 +166,9 @@ TEST_SUITE("store fuzz") {
       std::string refusal;
       const Outcome ro =
           outcome_of([&] { Database::open(p, Database::Mode::read_only); }, &refusal);
-      const Outcome rw = outcome_of([&] { Database::open(p); });
+      std::string rw_refusal;
+      const Outcome rw = outcome_of([&] { Database::open(p); }, &rw_refusal);
+      INFO("read-only: ", refusal, "; read-write: ", rw_refusal);
       CHECK(ro == rw);  // a file one command refuses, all refuse
       if (ro != Outcome::ok) {
         ++refused_per_category[category];
