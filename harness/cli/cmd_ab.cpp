@@ -39,7 +39,8 @@ struct AbArgs {
   std::string base, head;
   std::vector<std::string> base_args, head_args, env;
   std::vector<std::string> files, case_globs;
-  std::string shard, db, tolerance;
+  std::optional<std::string> shard;
+  std::string db, tolerance;
   ReportFiles reports;
   bool strict = false, no_trace = false, accept_from_commit = false, confirm = true;
   double batch_ms = 25, case_timeout_s = 0, budget_scale = 1;

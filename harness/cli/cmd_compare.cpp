@@ -44,7 +44,8 @@ int compare(const CompareArgs& a) {
   if (!a.tolerance.empty()) opts.tolerance = parse_tolerance(a.tolerance);
   opts.strict = a.strict;
 
-  if (!std::filesystem::exists(a.db))
+  std::error_code ec;  // a symlink loop is the open path's to report, not an exception here
+  if (!std::filesystem::exists(a.db, ec) && !std::filesystem::is_symlink(a.db, ec))
     throw util::InputError(util::Diagnostic{
         "--db", 0, 0, fmt::format("no database at {}; run `attnprof run` first", a.db)});
   const bool record = !a.no_record && writable(a.db);

@@ -15,7 +15,7 @@ namespace {
 
 struct ListArgs {
   std::vector<std::string> files;
-  std::string shard;
+  std::optional<std::string> shard;
   bool keys_only = false;
 };
 
@@ -37,7 +37,7 @@ int list(const ListArgs& a) {
                c.hardware.device, c.batch, c.q_len, c.kv_len, core::to_string(c.level), cost);
   }
   fmt::print("{} case{}{}, about {:.0f} s\n", cases.size(), cases.size() == 1 ? "" : "s",
-             a.shard.empty() ? "" : fmt::format(" in shard {}", a.shard), total);
+             !a.shard ? "" : fmt::format(" in shard {}", *a.shard), total);
   return util::exit_pass;
 }
 

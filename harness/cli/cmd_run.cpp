@@ -29,7 +29,7 @@ struct RunArgs {
   std::string db;
   std::vector<std::string> case_globs;
   std::vector<std::string> plugins;
-  std::string shard;
+  std::optional<std::string> shard;
   int threads = 0;
   bool no_trace = false;
   bool require_hardware = false;

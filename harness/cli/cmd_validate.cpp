@@ -25,13 +25,13 @@ Action setup_validate(CLI::App& sub) {
   return [a] {
     std::vector<core::Case> cases;
     if (a->plugins.empty()) {
-      cases = load_cases(a->files, kernel::builtin_names(), "", {});
+      cases = load_cases(a->files, kernel::builtin_names(), std::nullopt, {});
     } else {
       worker::Spawn spawn{worker::default_worker(), {}, "worker"};
       for (const auto& p : a->plugins) spawn.args.push_back("--plugin=" + p);
       worker::Supervisor sup(spawn);
       const worker::Described& d = sup.described();
-      cases = load_cases(a->files, d.kernels, "", {});
+      cases = load_cases(a->files, d.kernels, std::nullopt, {});
       check_plugin_ops(cases, d);
     }
     fmt::print("{} file{} OK, {} case{}\n", a->files.size(), a->files.size() == 1 ? "" : "s",

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,11 @@ std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std:
                               int row_limit);
 
 // The cases a command works on: the scenario files (the embedded smoke suite when none), checked
-// against `kernels`, then one CI shard ("i/n", empty: all) and the cases matching any of
+// against `kernels`, then one CI shard ("i/n"; none: all) and the cases matching any of
 // `case_globs` (empty: all). util::InputError when the filters leave none.
 std::vector<core::Case> load_cases(const std::vector<std::string>& files,
                                    const std::vector<std::string>& kernels,
-                                   const std::string& shard,
+                                   const std::optional<std::string>& shard,
                                    const std::vector<std::string>& case_globs);
 
 // Every "op:ns::name" kernel of `cases` must be an op a loaded plugin registered: checked before

@@ -17,7 +17,7 @@ namespace attnprof::cli {
 
 std::vector<core::Case> load_cases(const std::vector<std::string>& files,
                                    const std::vector<std::string>& kernels,
-                                   const std::string& shard,
+                                   const std::optional<std::string>& shard,
                                    const std::vector<std::string>& case_globs) {
   scenario::LoadOptions lo;
   lo.kernels = kernels;
@@ -25,8 +25,8 @@ std::vector<core::Case> load_cases(const std::vector<std::string>& files,
                                                               scenario::smoke_suite_name(), lo)
                                         : scenario::load(files, lo);
   std::vector<core::Case> cases = suite.cases;
-  if (!shard.empty()) {
-    auto [i, n] = scenario::parse_shard(shard);
+  if (shard) {
+    auto [i, n] = scenario::parse_shard(*shard);
     cases = scenario::shard(cases, i, n);
   }
   if (!case_globs.empty()) {

@@ -97,7 +97,7 @@ class Parser {
     bool have_median = false, saw_median = false, have_n = false;
     for (auto it = node.begin(); it != node.end(); ++it) {
       const std::string k = it->first.Scalar();
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;  // a copy: the iterator's proxy dies with the step
       if (k == "median_ns") {
         saw_median = true;
         have_median = number(v, k, c.median_ns);
@@ -155,7 +155,7 @@ class Parser {
     bool have_hardware = false, have_cases = false;
     for (auto it = root.begin(); it != root.end(); ++it) {
       const std::string k = it->first.Scalar();
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;  // a copy: the iterator's proxy dies with the step
       if (k == "hardware") {
         b.hardware = scalar(v, k);
         have_hardware = !b.hardware.empty();
