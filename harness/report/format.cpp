@@ -183,4 +183,31 @@ std::string Table::render_markdown(std::size_t cap) const {
   return out;
 }
 
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&apos;";
+        break;
+      default:
+        // XML 1.0 has no way to write most control characters: drop them.
+        if (c >= 0x20 || c == '\n' || c == '\t') o += static_cast<char>(c);
+    }
+  }
+  return o;
+}
+
 }  // namespace attnprof::report

@@ -34,6 +34,9 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width);
 //      row's text goes on an indented line of its own under the row, wrapped;
 //   3. if still too wide, the wrap column (set_wrap) is narrowed and its long cells continue
 //      on the following lines (case keys break after '/').
+// Text for XML and HTML: & < > " ' escaped, control characters XML cannot hold dropped.
+std::string xml_escape(const std::string& s);
+
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : m_header(std::move(header)) {}

@@ -91,32 +91,6 @@ std::string escape_annotation(const std::string& s, bool property = false) {
   return o;
 }
 
-std::string xml_escape(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&apos;";
-        break;
-      default:
-        // XML 1.0 has no way to write most control characters: drop them.
-        if (c >= 0x20 || c == '\n' || c == '\t') o += static_cast<char>(c);
-    }
-  }
-  return o;
-}
 
 // "regression +20.00% (99% CI [+19.00%, +21.00%]): reason"
 std::string one_line_verdict(const gate::CaseVerdict& c) {
