@@ -2,6 +2,8 @@
 // is. The rest of the env stage (fingerprints, rendering) is torch-free.
 #include "harness/env/probe.h"
 
+#include "harness/env/nvml.h"
+
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <torch/version.h>
@@ -11,7 +13,6 @@
 #include <fstream>
 #include <thread>
 
-#include <dlfcn.h>
 
 #ifdef ATTNPROF_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -40,37 +41,6 @@ std::string version_string(int v) {
   return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
 }
 
-#ifdef ATTNPROF_HAVE_CUDA
-// NVML, loaded at run time (its library comes with the driver, not the toolkit): the power
-// limit and MIG mode of a device, found by PCI bus id. CUDA and NVML number devices
-// differently (NVML by PCI bus, CUDA by speed unless CUDA_DEVICE_ORDER=PCI_BUS_ID, and
-// CUDA_VISIBLE_DEVICES renumbers), so the bus id is the only safe link between them.
-void nvml_fill(Device& dev) {
-  static void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib || dev.pci_bus_id.empty()) return;
-  static const bool ok = [] {
-    auto init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
-    return init && init() == 0;
-  }();
-  if (!ok) return;
-  auto by_bus = reinterpret_cast<int (*)(const char*, void**)>(
-      dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
-  auto limit =
-      reinterpret_cast<int (*)(void*, unsigned*)>(dlsym(lib, "nvmlDeviceGetPowerManagementLimit"));
-  auto mig = reinterpret_cast<int (*)(void*, unsigned*, unsigned*)>(
-      dlsym(lib, "nvmlDeviceGetMigMode"));
-  void* handle = nullptr;
-  if (!by_bus || by_bus(dev.pci_bus_id.c_str(), &handle) != 0) return;
-  unsigned mw = 0;
-  if (limit && limit(handle, &mw) == 0) dev.power_limit_w = mw / 1000.0;
-  unsigned current = 0, pending = 0;
-  if (mig) {
-    const int rc = mig(handle, &current, &pending);
-    if (rc == 0) dev.mig_mode = current ? "enabled" : "disabled";
-    else if (rc == 3 /* NVML_ERROR_NOT_SUPPORTED */) dev.mig_mode = "unsupported";
-  }
-}
-#endif
 
 }  // namespace
 
@@ -117,7 +87,10 @@ Description describe() {
         dev.peak_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // DDR: two transfers a clock
       char bus[32] = {};
       if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) == cudaSuccess) dev.pci_bus_id = bus;
-      nvml_fill(dev);
+      const Nvml& nvml = Nvml::instance();
+      void* handle = nvml.device(dev.pci_bus_id);
+      dev.power_limit_w = nvml.power_limit_w(handle).value_or(0);
+      dev.mig_mode = nvml.mig_mode(handle).value_or("");
       d.devices.push_back(dev);
     }
   }

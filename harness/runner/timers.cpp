@@ -1,6 +1,5 @@
 #include "harness/runner/timers.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <cmath>
 #include <deque>
 
+#include "harness/env/nvml.h"
 #include "harness/runner/workload.h"
 #include "harness/stats/quantile.h"
 #include "harness/util/error.h"
@@ -188,46 +188,6 @@ void check(const kernels::Status& s) {
   if (!s.ok()) throw util::EnvironmentError(s.message);
 }
 
-// NVML, loaded at run time: its header is not in the toolkit, and the library comes with the
-// driver. Only the calls we need, with their documented C signatures. Devices are found by PCI
-// bus id, as harness/env/probe.cpp does: NVML numbers devices by PCI bus, CUDA by speed (unless
-// CUDA_DEVICE_ORDER=PCI_BUS_ID), and CUDA_VISIBLE_DEVICES renumbers, so CUDA index 0 may be
-// another GPU's NVML index 0 on a multi-GPU runner.
-class Nvml {
- public:
-  static Nvml& instance() {
-    static Nvml n;
-    return n;
-  }
-  // The device's handle, or null where NVML or the device is not there.
-  void* device(const std::string& pci_bus_id) {
-    if (!m_ok || pci_bus_id.empty()) return nullptr;
-    void* dev = nullptr;
-    return m_by_bus(pci_bus_id.c_str(), &dev) == 0 ? dev : nullptr;
-  }
-  std::optional<double> sm_clock_mhz(void* device) {
-    if (!m_ok || !device) return std::nullopt;
-    unsigned mhz = 0;
-    if (m_clock(device, /*NVML_CLOCK_SM*/ 1, &mhz) != 0) return std::nullopt;
-    return double(mhz);
-  }
-
- private:
-  Nvml() {
-    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return;
-    auto init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
-    m_by_bus = reinterpret_cast<int (*)(const char*, void**)>(
-        dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
-    m_clock =
-        reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetClockInfo"));
-    m_ok = init && m_by_bus && m_clock && init() == 0;
-  }
-  bool m_ok = false;
-  int (*m_by_bus)(const char*, void**) = nullptr;
-  int (*m_clock)(void*, int, unsigned*) = nullptr;
-};
-
 std::string pci_bus_id(int device) {
   char bus[32] = {};
   return cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess ? std::string(bus) : "";
@@ -255,7 +215,7 @@ class CudaTimer final : public CaseTimer {
     ATTNPROF_CHECK_CUDA(cudaEventCreate(&m_start));
     ATTNPROF_CHECK_CUDA(cudaEventCreate(&m_stop));
     check(m_blocker.init());
-    m_nvml_device = Nvml::instance().device(pci_bus_id(device));
+    m_nvml_device = env::Nvml::instance().device(pci_bus_id(device));
     if (m_picker.cupti()) {
       std::string why;
       if (trace::device_tracing_available(&why))
@@ -373,7 +333,7 @@ class CudaTimer final : public CaseTimer {
     float ms = 0;
     ATTNPROF_CHECK_CUDA(cudaEventElapsedTime(&ms, m_start, m_stop));
     r.event_ns = static_cast<std::int64_t>(std::llround(double(ms) * 1e6));
-    r.sm_clock_mhz = Nvml::instance().sm_clock_mhz(m_nvml_device);
+    r.sm_clock_mhz = env::Nvml::instance().sm_clock_mhz(m_nvml_device);
     return r;
   }
 

@@ -1,0 +1,34 @@
+// NVML, loaded at run time: its header is not in the CUDA toolkit, and the library comes with the
+// driver, so a machine without a driver simply has no NVML. Only the calls attnprof needs, with
+// their documented C signatures. Devices are found by PCI bus id: NVML numbers devices by PCI
+// bus, CUDA by speed (unless CUDA_DEVICE_ORDER=PCI_BUS_ID), and CUDA_VISIBLE_DEVICES renumbers,
+// so CUDA's device 0 may be another GPU than NVML's device 0 on a multi-GPU runner.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace attnprof::env {
+
+class Nvml {
+ public:
+  static Nvml& instance();
+  bool available() const { return m_ok; }
+  // The device with this PCI bus id ("0000:18:00.0", from cudaDeviceGetPCIBusId), or null where
+  // NVML or the device is not there.
+  void* device(const std::string& pci_bus_id) const;
+  std::optional<double> sm_clock_mhz(void* device) const;
+  std::optional<double> power_limit_w(void* device) const;
+  // "enabled", "disabled", "unsupported"; nullopt when NVML cannot say.
+  std::optional<std::string> mig_mode(void* device) const;
+
+ private:
+  Nvml();
+  bool m_ok = false;
+  int (*m_by_bus)(const char*, void**) = nullptr;
+  int (*m_clock)(void*, int, unsigned*) = nullptr;
+  int (*m_limit)(void*, unsigned*) = nullptr;
+  int (*m_mig)(void*, unsigned*, unsigned*) = nullptr;
+};
+
+}  // namespace attnprof::env
