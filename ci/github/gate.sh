@@ -146,8 +146,11 @@ fi
 ATTNPROF_BIN="$attnprof" bash "$here/history.sh" fetch "$db"
 start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 run_rc=0
-"$attnprof" run --db "$db" "${shard_flags[@]}" "${run_args[@]}" "${suites[@]}" || run_rc=$?
+"$attnprof" run --db "$db" "${shard_flags[@]}" "${run_args[@]}" "${suites[@]}" \
+  | tee "$out/run.log" || run_rc=${PIPESTATUS[0]}
 if [ "$run_rc" -ne 0 ] && [ "$run_rc" -ne 1 ]; then finish "$run_rc"; fi  # nothing stored
+# The run this job stored ("run <id> stored in <db>"): what a record job appends to history.
+run_id="$(sed -n 's/^run \([0-9a-f-]*\) stored in .*/\1/p' "$out/run.log" | tail -n 1)"
 gate_rc=0
 accept=()
 [ "$mode" = record ] && accept=(--accept-from-commit-message)
@@ -160,14 +163,18 @@ if [ "$mode" = record ]; then
   # carries every annotation; the older ones are on the branch already).
   "$attnprof" export --db "$db" --since "$start" --branch "${GITHUB_REF_NAME:-$main_branch}" \
     -o "$out/export-all.jsonl"
-  python3 - "$out/export-all.jsonl" "$out/history.jsonl" "$start" <<'PY'
+  # --since has a second's resolution: runs imported from the branch that started in the same
+  # second as this job would come along. Keep this job's run by its id.
+  python3 - "$out/export-all.jsonl" "$out/history.jsonl" "$start" "$run_id" <<'PY'
 import calendar, json, sys, time
-src, dst, start = sys.argv[1:4]
+src, dst, start, run_id = sys.argv[1:5]
 since_ns = calendar.timegm(time.strptime(start, "%Y-%m-%dT%H:%M:%SZ")) * 10**9
 with open(src) as f, open(dst, "w") as out:
     for n, line in enumerate(f):
         rec = json.loads(line)
         if n > 0 and "annotation" in rec and rec["annotation"].get("created_ns", 0) < since_ns:
+            continue
+        if n > 0 and "run" in rec and run_id and rec["run"].get("id") != run_id:
             continue
         out.write(line)
 PY
