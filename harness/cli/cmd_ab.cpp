@@ -66,11 +66,6 @@ gate::PairedSide side_of(const core::CaseResult& r) {
   return {r.status, r.message, r.status == core::CaseStatus::ok ? gate::timing_mode(r) : ""};
 }
 
-double tolerance_of(const core::Case& c, const gate::Options& o) {
-  if (o.tolerance) return *o.tolerance;
-  return c.gate.tolerance > 0 ? c.gate.tolerance : o.default_tolerance;
-}
-
 std::string one_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
 }
@@ -246,7 +241,7 @@ int ab(const AbArgs& a) {
   const gate::StopRule rule{a.max_rounds, opts.confidence};
   ao.decided = [&](const std::vector<store::AbRound>& rounds, const core::Case& c) {
     const auto pr = paired_rounds(rounds);
-    return gate::check_stop(pr, tolerance_of(c, opts), rule).decided;
+    return gate::check_stop(pr, gate::tolerance_for(c.gate.tolerance, opts), rule).decided;
   };
 
   fmt::print("attnprof ab: {} case(s); base {}, head {}{}\n", cases.size(),
@@ -271,7 +266,7 @@ int ab(const AbArgs& a) {
       db.write_case(head_run.id, out.head);
       db.write_rounds(pair_id, out.rounds);
       if (out.base.status == core::CaseStatus::ok && out.head.status == core::CaseStatus::ok) {
-        const auto chk = gate::check_stop(paired_rounds(out.rounds), tolerance_of(c, opts),
+        const auto chk = gate::check_stop(paired_rounds(out.rounds), gate::tolerance_for(c.gate.tolerance, opts),
                                           gate::StopRule{static_cast<int>(out.rounds.size()),
                                                          opts.confidence});
         outcome = fmt::format("{:.3f}x ({} rounds, {})", chk.ratio, out.rounds.size(),

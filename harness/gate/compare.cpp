@@ -106,8 +106,7 @@ std::vector<double> kept(const core::CaseResult& cr) {
 }
 
 double tolerance_of(const core::Case& c, const Options& o) {
-  if (o.tolerance) return *o.tolerance;
-  return c.gate.tolerance > 0 ? c.gate.tolerance : o.default_tolerance;
+  return tolerance_for(c.gate.tolerance, o);
 }
 
 // What a verdict's interval rests on and what would narrow it (compare.h: decide()).
@@ -286,6 +285,11 @@ void decide(CaseVerdict& v, const Options& o, const std::string& basis,
     v.reason = fmt::format("{}: straddles the +-{:.1f}% tolerance; {}", ci, tol * 100, straddles);
   }
   if (!note.empty()) v.reason += "; " + note;
+}
+
+double tolerance_for(double case_tolerance, const Options& o) {
+  if (o.tolerance) return *o.tolerance;
+  return case_tolerance > 0 ? case_tolerance : o.default_tolerance;
 }
 
 std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,

@@ -95,6 +95,10 @@ struct Options {
   bool allow_fingerprint_mismatch = false;
 };
 
+// The tolerance a case is judged at: Options::tolerance (--tolerance) over the case's own
+// gate.tolerance, over Options::default_tolerance when the case sets none.
+double tolerance_for(double case_tolerance, const Options& options);
+
 // Verdicts in the run's case order, then the missing cases in key order. Skipped run cases
 // that are in the baseline are `missing` (with the skip's reason); skipped cases the baseline
 // lacks get no verdict.

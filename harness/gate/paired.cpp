@@ -131,9 +131,7 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases, const
   for (const auto& pc : cases) {
     CaseVerdict v;
     v.key = pc.key;
-    v.tolerance = options.tolerance  ? *options.tolerance
-                  : pc.tolerance > 0 ? pc.tolerance
-                                     : options.default_tolerance;
+    v.tolerance = tolerance_for(pc.tolerance, options);
     v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = nan;
     const bool base_ok = pc.base && pc.base->status == core::CaseStatus::ok;
     const bool head_ok = pc.head && pc.head->status == core::CaseStatus::ok;

@@ -196,13 +196,13 @@ json to_json(const core::Case& c) {
 }
 
 core::Case case_from_json(const json& j) {
+  if (!j.is_object()) throw FieldError("", fmt::format("expected an object, got {}", shown(j)));
   core::Case c;
   get(j, "key", c.key);
   get(j, "aliases", c.aliases);
   get(j, "suite", c.suite);
   get(j, "workload", c.workload);
   get(j, "kernel", c.kernel);
-  if (!j.is_object()) throw FieldError("", fmt::format("expected an object, got {}", shown(j)));
   if (const json* model = object_at(j, "model"))
     within("model", [&] {
       const json& g = *model;

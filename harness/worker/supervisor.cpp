@@ -12,14 +12,9 @@ using nlohmann::json;
 
 namespace {
 
-core::CaseResult result_for(const core::Case& c) {
+core::CaseResult error_result(const core::Case& c, const std::string& why) {
   core::CaseResult r;
   r.spec = c;
-  return r;
-}
-
-core::CaseResult error_result(const core::Case& c, const std::string& why) {
-  core::CaseResult r = result_for(c);
   r.status = core::CaseStatus::error;
   r.message = why;
   return r;
@@ -122,9 +117,11 @@ const Described& Supervisor::described() {
 }
 
 template <class F>
-core::CaseResult Supervisor::guarded(const core::Case& c, F&& f) {
+std::optional<core::CaseResult> Supervisor::guarded(const core::Case& c, F&& f) {
   try {
     json reply = f(client());
+    // prepare and batch answer "ready" while the case goes on: no result yet.
+    if (reply.value("ready", false)) return std::nullopt;
     core::CaseResult r = result_of(reply, m_spawn.label);
     if (reply.contains("restart")) {
       // The worker exits after this reply; its successor starts clean.
@@ -144,30 +141,24 @@ core::CaseResult Supervisor::guarded(const core::Case& c, F&& f) {
 
 core::CaseResult Supervisor::run_case(const core::Case& c, bool trace,
                                       std::chrono::milliseconds timeout) {
-  return guarded(c, [&](Client& w) {
+  auto r = guarded(c, [&](Client& w) {
     return w.call({{"op", "run"}, {"case", store::to_json(c)}, {"trace", trace}}, timeout);
   });
+  return r ? *r : error_result(c, fmt::format("{} answered run with \"ready\"", m_spawn.label));
 }
 
 std::optional<core::CaseResult> Supervisor::prepare(const core::Case& c,
                                                     std::chrono::milliseconds timeout) {
   m_current = c;
-  bool ready = false;
-  core::CaseResult r = guarded(c, [&](Client& w) {
-    json reply = w.call({{"op", "prepare"}, {"case", store::to_json(c)}}, timeout);
-    ready = reply.value("ready", false);
-    if (ready) reply["result"] = store::to_json(result_for(c));
-    return reply;
+  return guarded(c, [&](Client& w) {
+    return w.call({{"op", "prepare"}, {"case", store::to_json(c)}}, timeout);
   });
-  if (ready) return std::nullopt;
-  return r;
 }
 
 Supervisor::Batch Supervisor::batch(double batch_ns, int max_calls,
                                     std::chrono::milliseconds timeout) {
   Batch b;
-  bool ready = false;
-  core::CaseResult r = guarded(m_current, [&](Client& w) {
+  b.ended = guarded(m_current, [&](Client& w) {
     json reply = w.call({{"op", "batch"}, {"ns", batch_ns}, {"max", max_calls}}, timeout);
     try {
       b.samples = samples_from_json(reply.at("samples"));
@@ -175,18 +166,17 @@ Supervisor::Batch Supervisor::batch(double batch_ns, int max_calls,
       throw Failure(Failure::Kind::protocol,
                     fmt::format("{} broke the protocol: {}", m_spawn.label, e.what()));
     }
-    ready = reply.value("ready", false);
-    if (ready) reply["result"] = store::to_json(result_for(m_current));
     return reply;
   });
-  if (!ready) b.ended = std::move(r);
   return b;
 }
 
 core::CaseResult Supervisor::finish(bool trace, std::chrono::milliseconds timeout) {
-  return guarded(m_current, [&](Client& w) {
+  auto r = guarded(m_current, [&](Client& w) {
     return w.call({{"op", "finish"}, {"trace", trace}}, timeout);
   });
+  return r ? *r
+           : error_result(m_current, fmt::format("{} answered finish with \"ready\"", m_spawn.label));
 }
 
 }  // namespace attnprof::worker

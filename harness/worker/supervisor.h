@@ -70,9 +70,10 @@ class Supervisor {
 
  private:
   Client& client();
-  // Runs one request; a worker failure becomes an error result for `c` and retires the worker.
+  // Runs one request. nullopt while the case goes on (the reply says "ready"); else its final
+  // result, where a worker failure becomes an error result for `c` and retires the worker.
   template <class F>
-  core::CaseResult guarded(const core::Case& c, F&& f);
+  std::optional<core::CaseResult> guarded(const core::Case& c, F&& f);
   void retire();
 
   Spawn m_spawn;
