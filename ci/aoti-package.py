@@ -73,6 +73,12 @@ def torch_version():
     return torch.__version__
 
 
+def cuda_available():
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def module_spec(case):
     """What a package holds, from one case: cases that share a package must agree on it."""
     m = case["model"]
@@ -309,12 +315,6 @@ def static_inputs(inputs, cases):
 def build(spec, inputs, cases, meta, out_path, log):
     import torch
 
-    if spec["device"].startswith("cuda") and not torch.cuda.is_available():
-        raise Refused(
-            3,
-            f"{out_path}: a package for {spec['device']} must be made on a machine with that GPU "
-            "(torch.cuda.is_available() is False here); run this script there",
-        )
     module = make_module(spec)
     started = time.time()
     notes = []
@@ -396,6 +396,12 @@ def main():
                 cached = os.path.join(args.cache, key + ".pt2")
                 os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
                 if args.force or not os.path.isfile(cached):
+                    if spec["device"].startswith("cuda") and not cuda_available():
+                        raise Refused(
+                            3,
+                            f"{path}: a package for {spec['device']} must be made on a machine with "
+                            "that GPU (torch.cuda.is_available() is False here): run this script there",
+                        )
                     log(f"{path}: making the {spec['level']} package for {len(cases)} case(s), {spec['model']['name']} {spec['dtype']} {spec['device']}")
                     meta = {
                         "format": FORMAT,
