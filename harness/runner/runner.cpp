@@ -151,6 +151,9 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
   m_state->variant = v;
   guarded([&] {
     State& st = *m_state;
+    // The inputs and the workload keep a pointer to their case: the session's own copy, since
+    // `c` may be a temporary (the worker prepares a case for `ab` and returns to its loop).
+    const core::Case& c = m_result.spec;
     if (v->prepare) v->prepare(c);  // a compiled package: checked and loaded, not timed
     st.inputs = make_inputs(c);
     m_result.spec.hardware.threads = at::get_num_threads();

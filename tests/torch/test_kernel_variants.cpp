@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 
 #include "harness/env/probe.h"
 #include "harness/kernel/names.h"
@@ -244,6 +245,19 @@ TEST_SUITE("scenario::shipped") {
 }
 
 TEST_SUITE("runner::Runner") {
+  TEST_CASE("a prepared session keeps its own case: the caller's may change or go away") {
+    // attnprof ab's worker prepares a case from a temporary and measures it in later requests.
+    runner::Runner r(env::describe(), {.trace = false});
+    auto c = std::make_unique<core::Case>(make_case("eager", core::MaskKind::causal, 8, 8));
+    c->level = core::Level::block;
+    auto session = r.prepare(*c);
+    REQUIRE(session->ready());
+    *c = make_case("eager", core::MaskKind::none, 3, 40, 8, 2);  // other shapes, kernel level
+    auto samples = session->batch(1e6, 3);
+    CHECK(session->ready());
+    CHECK(samples.size() == 3);
+  }
+
   TEST_CASE("a case's thread count does not leak into the next case") {
     const int default_threads = at::get_num_threads();
     runner::Runner r(env::describe(), {.trace = false});
