@@ -72,6 +72,52 @@ expect "a package made for q_len 1 skips a case with 4 queries" 0 \
   "skipped.*input q dim 2 is 4; the package was made for 1" \
   -- "$build/attnprof" run wrong-shape.yaml
 
+# Packages without our metadata (a user's own): called by the documented convention; a call
+# that fails is the case's error with LibTorch's message. Made here by dropping the metadata.
+# rewrite_metadata SRC DST PYTHON-EXPR: copies package SRC to DST with its "attnprof" metadata
+# (a dict, `ours`) replaced by the expression's value (None: dropped).
+rewrite_metadata() {
+  "$ATTNPROF_VENV/bin/python" - "$@" <<'PY'
+import json, sys, zipfile
+src_path, dst_path, expr = sys.argv[1:]
+src = zipfile.ZipFile(src_path)
+with zipfile.ZipFile(dst_path, "w") as dst:
+    for info in src.infolist():
+        data = src.read(info.filename)
+        if info.filename.endswith("_metadata.json"):
+            meta = json.loads(data)
+            if "attnprof" in meta:
+                ours = eval(expr, {"ours": json.loads(meta["attnprof"])})
+                if ours is None:
+                    del meta["attnprof"]
+                else:
+                    meta["attnprof"] = json.dumps(ours)
+            data = json.dumps(meta).encode()
+        dst.writestr(info, data)
+PY
+}
+rewrite_metadata tiny-decode.pt2 user-decode.pt2 None
+rewrite_metadata tiny-block.pt2 user-block.pt2 None
+sed -e 's/aoti:tiny-decode.pt2/aoti:user-decode.pt2", "aoti:user-block.pt2/' \
+    -e '/name: block/,$d' -e 's/name: aoti-test/name: aoti-user/' tiny.yaml > user.yaml
+out="$("$build/attnprof" run user.yaml 2>&1)"
+rc=$?
+if [ "$rc" = 3 ] && grep -qE "aoti:user-decode.pt2 +ok" <<<"$out" &&
+   grep -q "backend: aoti (no attnprof metadata)" <<<"$out" &&
+   grep -qE "aoti:user-block.pt2 +error" <<<"$out" &&
+   grep -q "$work/user-block.pt2: .*expected inputs vector size to be 5, but got 3" <<<"$out"; then
+  ok "a package without metadata runs by the convention; a failing call is the case's error"
+else
+  bad "packages without metadata (exit $rc):"; sed 's/^/    /' <<<"$out" | tail -30
+fi
+
+# Our metadata says another dtype: a skip naming both, before the code is loaded.
+rewrite_metadata tiny-decode.pt2 other-dtype.pt2 '{**ours, "dtype": "bf16"}'
+sed -e 's/aoti:tiny-decode.pt2/aoti:other-dtype.pt2/' tiny.yaml > other-dtype.yaml
+expect "a package for another dtype is a skip naming both" 0 \
+  "aoti:other-dtype.pt2: skipped.*the package holds dtype bf16; this case has fp32" \
+  -- "$build/attnprof" run other-dtype.yaml --case '*other-dtype*'
+
 # A corrupted file: a case error naming the path, exit 3 like every case error.
 head -c 5000 tiny-decode.pt2 > broken.pt2 && mv broken.pt2 tiny-decode.pt2
 expect "a corrupted package is a case error naming the path" 3 \
@@ -79,23 +125,8 @@ expect "a corrupted package is a case error naming the path" 3 \
   -- "$build/attnprof" run tiny.yaml --case '*aoti:tiny-decode*'
 
 # Another torch version in the metadata: refused with both versions named.
-"$ATTNPROF_VENV/bin/python" - tiny-block.pt2 <<'PY'
-import json, shutil, sys, zipfile
-path = sys.argv[1]
-src = zipfile.ZipFile(path)
-with zipfile.ZipFile(path + ".new", "w") as dst:
-    for info in src.infolist():
-        data = src.read(info.filename)
-        if info.filename.endswith("_metadata.json"):
-            meta = json.loads(data)
-            if "attnprof" in meta:
-                ours = json.loads(meta["attnprof"])
-                ours["torch"] = "2.9.1+cu128"
-                meta["attnprof"] = json.dumps(ours)
-            data = json.dumps(meta).encode()
-        dst.writestr(info, data)
-shutil.move(path + ".new", path)
-PY
+rewrite_metadata tiny-block.pt2 other-torch.pt2 '{**ours, "torch": "2.9.1+cu128"}'
+mv other-torch.pt2 tiny-block.pt2
 expect "a package from another torch version is refused naming both" 3 \
   "package made by torch 2\.9\.1\+cu128; this worker runs LibTorch 2\.11\.0: make it again with ci/aoti-package.sh" \
   -- "$build/attnprof" run tiny.yaml --case '*aoti:tiny-block*'

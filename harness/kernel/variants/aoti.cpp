@@ -141,13 +141,16 @@ at::Tensor call(Loaded& p, std::vector<at::Tensor> args) {
   if (!p.loader) throw std::logic_error("aoti: the package was called before it was prepared");
   if (!p.dims_checked && p.meta.is_object()) check_dims(p.meta.value("inputs", json::array()), args);
   p.dims_checked = true;
+  std::vector<at::Tensor> out;
   try {
-    std::vector<at::Tensor> out = p.loader->run(args);
-    if (out.empty()) throw std::runtime_error(p.path + ": the package returned no output");
-    return out.front();
+    out = p.loader->run(args);
   } catch (const c10::Error& e) {
     throw std::runtime_error(fmt::format("{}: {}", p.path, e.what_without_backtrace()));
+  } catch (const std::exception& e) {  // the loader's own checks throw runtime_error
+    throw std::runtime_error(fmt::format("{}: {}", p.path, e.what()));
   }
+  if (out.empty()) throw std::runtime_error(p.path + ": the package returned no output");
+  return out.front();
 }
 
 void prepare(Loaded& p, const core::Case& c) {
@@ -180,6 +183,8 @@ void prepare(Loaded& p, const core::Case& c) {
   } catch (const c10::Error& e) {
     throw std::runtime_error(
         fmt::format("{}: cannot load the package: {}", p.path, e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: cannot load the package: {}", p.path, e.what()));
   }
 }
 
