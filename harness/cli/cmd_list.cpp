@@ -10,8 +10,8 @@
 #include "harness/cli/commands.h"
 #include "harness/kernel/names.h"
 #include "harness/kernel/package.h"
-#include "harness/store/serialize.h"
 #include "harness/scenario/scenario.h"
+#include "harness/store/serialize.h"
 #include "harness/util/error.h"
 
 namespace attnprof::cli {

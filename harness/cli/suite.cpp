@@ -84,8 +84,8 @@ std::vector<util::Diagnostic> missing_packages(const std::vector<core::Case>& ca
     if (!seen.insert(path).second || std::filesystem::is_regular_file(path, ec)) continue;
     diags.push_back(util::Diagnostic{
         c.loc.file, c.loc.line, c.loc.col,
-        fmt::format("kernel \"{}\": no package at {}; make it with ci/aoti-package.sh {}",
-                    c.kernel, path, c.loc.file)});
+        fmt::format("kernel \"{}\": no package at {}; make it with ci/aoti-package.sh {}", c.kernel,
+                    path, c.loc.file)});
   }
   return diags;
 }

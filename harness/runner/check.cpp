@@ -57,9 +57,9 @@ CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, cor
         "{} differs from {} (fp32): max abs error {:.3g} at [{}] (got {:.6g}, "
         "expected {:.6g}; tolerance atol {:g} + rtol {:g})",
         level == core::Level::kernel ? "output" : fmt::format("{} output", core::to_string(level)),
-        level == core::Level::kernel ? "sdpa.math"
-                                     : fmt::format("the harness's {} with sdpa.math",
-                                                   core::to_string(level)),
+        level == core::Level::kernel
+            ? "sdpa.math"
+            : fmt::format("the harness's {} with sdpa.math", core::to_string(level)),
         r.max_abs_error, fmt::join(idx, ", "), o.flatten()[worst].item<double>(),
         ref.flatten()[worst].item<double>(), tol.atol, tol.rtol);
   }

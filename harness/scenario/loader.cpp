@@ -386,7 +386,8 @@ class Loader {
         if (s.size() > 9 && s.ends_with(".pt2"))
           add(k);
         else
-          m_diags.error(k->loc, fmt::format("kernel \"{}\": a compiled package is aoti:PATH.pt2", s));
+          m_diags.error(k->loc,
+                        fmt::format("kernel \"{}\": a compiled package is aoti:PATH.pt2", s));
       } else if (s.starts_with("op:")) {
         if (std::regex_match(s, op_re))
           add(k);

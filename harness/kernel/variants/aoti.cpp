@@ -86,9 +86,8 @@ std::optional<std::string> mismatch(const json& m, const core::Case& c) {
   for (const auto& [name, value] : dims)
     if (g.value(name, -1) != value) return differs(name, g.value(name, -1), value);
   if (c.level != core::Level::kernel) {
-    const int pkg_hidden = g.value("hidden", 0) > 0
-                               ? g.value("hidden", 0)
-                               : g.value("heads", 0) * g.value("head_dim", 0);
+    const int pkg_hidden = g.value("hidden", 0) > 0 ? g.value("hidden", 0)
+                                                    : g.value("heads", 0) * g.value("head_dim", 0);
     if (pkg_hidden != hidden) return differs("hidden", pkg_hidden, hidden);
     if (c.level == core::Level::layer) {
       if (g.value("norm", "") != c.model.norm)
@@ -126,20 +125,21 @@ void check_dims(const json& inputs, const std::vector<at::Tensor>& args) {
     for (size_t d = 0; d < dims.size(); ++d) {
       const int64_t size = args[i].size(static_cast<int64_t>(d));
       if (dims[d].is_number() && dims[d].get<int64_t>() != size)
-        throw Unsupported(fmt::format("input {} dim {} is {}; the package was made for {}", name,
-                                      d, size, dims[d].get<int64_t>()));
+        throw Unsupported(fmt::format("input {} dim {} is {}; the package was made for {}", name, d,
+                                      size, dims[d].get<int64_t>()));
       if (dims[d].is_object() &&
           (size < dims[d].value("min", int64_t(0)) || size > dims[d].value("max", int64_t(0))))
-        throw Unsupported(fmt::format("input {} dim {} ({}) is {}; the package takes {}..{}",
-                                      name, d, dims[d].value("name", "?"), size,
-                                      dims[d].value("min", 0), dims[d].value("max", 0)));
+        throw Unsupported(fmt::format("input {} dim {} ({}) is {}; the package takes {}..{}", name,
+                                      d, dims[d].value("name", "?"), size, dims[d].value("min", 0),
+                                      dims[d].value("max", 0)));
     }
   }
 }
 
 at::Tensor call(Loaded& p, std::vector<at::Tensor> args) {
   if (!p.loader) throw std::logic_error("aoti: the package was called before it was prepared");
-  if (!p.dims_checked && p.meta.is_object()) check_dims(p.meta.value("inputs", json::array()), args);
+  if (!p.dims_checked && p.meta.is_object())
+    check_dims(p.meta.value("inputs", json::array()), args);
   p.dims_checked = true;
   std::vector<at::Tensor> out;
   try {
@@ -174,8 +174,8 @@ void prepare(Loaded& p, const core::Case& c) {
                       p.meta.value("script", std::string("ci/aoti-package.sh"))));
     if (auto why = mismatch(p.meta, c)) throw Unsupported(*why);
   }
-  const at::Device dev = c.hardware.device == "cpu" ? at::Device(at::kCPU)
-                                                     : at::Device(c.hardware.device);
+  const at::Device dev =
+      c.hardware.device == "cpu" ? at::Device(at::kCPU) : at::Device(c.hardware.device);
   try {
     p.loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
         p.path, "model", /*run_single_threaded=*/false, /*num_runners=*/1,
