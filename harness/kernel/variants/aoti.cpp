@@ -30,6 +30,9 @@ namespace {
 
 using nlohmann::json;
 
+// The "format" ci/aoti-package.py writes into the metadata (its FORMAT).
+constexpr int kMetadataFormat = 1;
+
 // The loaded package of the case at hand.
 struct Loaded {
   std::string path;
@@ -165,6 +168,12 @@ void prepare(Loaded& p, const core::Case& c) {
     p.meta = json::parse(it->second, nullptr, /*allow_exceptions=*/false);
     if (!p.meta.is_object())
       throw std::runtime_error(p.path + ": the package's attnprof metadata is not a JSON object");
+    // A metadata format this worker does not know cannot be checked: rebuilding is the fix.
+    if (const int format = p.meta.value("format", 0); format != kMetadataFormat)
+      throw std::runtime_error(fmt::format(
+          "{}: package metadata format {}; this worker reads format {}: make it again with {}",
+          p.path, format, kMetadataFormat,
+          p.meta.value("script", std::string("ci/aoti-package.sh"))));
     const std::string made_by = p.meta.value("torch", "?");
     if (release(made_by) != TORCH_VERSION)
       throw std::runtime_error(
