@@ -7,6 +7,7 @@
 // system fmt that attnprof links in any translation unit that includes LibTorch.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +20,7 @@
 
 #include "harness/costmatrix/cost_matrix.h"
 #include "harness/trace/tracer.h"
+#include "harness/util/allocator.h"
 
 using namespace attnprof;
 
@@ -40,6 +42,23 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The floor under any RecordFunction-based tracer (ours, torch.profiler): LibTorch builds a
+// RecordFunction for every op once any global callback is installed, even one that does nothing.
+std::unique_ptr<at::ObserverContext> empty_enter(const at::RecordFunction&) { return nullptr; }
+void empty_exit(const at::RecordFunction&, at::ObserverContext*) {}
+
+// needs_inputs: LibTorch then boxes every op's arguments into IValues for the callback (what
+// recording input shapes costs before the tracer looks at them).
+double with_empty_callback(const std::function<void()>& calls, bool needs_inputs) {
+  const auto handle = at::addGlobalCallback(
+      at::RecordFunctionCallback(&empty_enter, &empty_exit)
+          .needsInputs(needs_inputs)
+          .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
+  const double ns = time_ns(calls);
+  at::removeCallback(handle);
+  return ns;
+}
+
 // The variants run interleaved (plain, then each traced form, then again), so drift on a shared
 // machine hits all of them alike. Two traced forms: the pass attnprof runs (`trace_calls`, 10
 // warm calls recorded in one session, then the cost matrix), per call; and a single call in its
@@ -52,12 +71,14 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
   pass.calls = pass_nomem.calls = pass_calls;
   pass_nomem.memory = false;
   std::size_t ops = 0;
-  std::vector<double> plain, traced_pass, traced_pass_nomem, traced_one;
+  std::vector<double> plain, empty, empty_inputs, traced_pass, traced_pass_nomem, traced_one;
+  const auto calls = [&] {
+    for (int c = 0; c < pass_calls; ++c) call();
+  };
   for (int i = 0; i < reps; ++i) {
-    plain.push_back(time_ns([&] {
-                      for (int c = 0; c < pass_calls; ++c) call();
-                    }) /
-                    pass_calls);
+    plain.push_back(time_ns(calls) / pass_calls);
+    empty.push_back(with_empty_callback(calls, false) / pass_calls);
+    empty_inputs.push_back(with_empty_callback(calls, true) / pass_calls);
     traced_pass.push_back(time_ns([&] {
                             const trace::Trace t = trace::record(call, pass);
                             ops = t.ops.size() / pass_calls;
@@ -68,18 +89,21 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
         time_ns([&] { (void)costmatrix::build(trace::record(call, pass_nomem)); }) / pass_calls);
     traced_one.push_back(time_ns([&] { (void)trace::record(call, one); }));
   }
-  const double p = median(plain), t = median(traced_pass), n = median(traced_pass_nomem),
-               o = median(traced_one);
+  const double p = median(plain), e = median(empty), ei = median(empty_inputs), t = median(traced_pass),
+               n = median(traced_pass_nomem), o = median(traced_one);
   std::printf(
-      "%-26s untraced %9.1f us  traced pass %9.1f us/call (%.3fx)  no-memory %.3fx  "
-      "single-call record %.3fx  %zu ops/call, %.2f us/op\n",
-      name, p / 1e3, t / 1e3, t / p, n / p, o / p, ops,
+      "%-26s untraced %9.1f us  empty callback %.3fx, with inputs %.3fx  traced pass %9.1f us/call (%.3fx; "
+      "%.3fx of empty)  no-memory %.3fx  single-call record %.3fx  %zu ops/call, %.2f us/op\n",
+      name, p / 1e3, e / p, ei / p, t / 1e3, t / p, t / e, n / p, o / p, ops,
       ops ? (t - p) / 1e3 / double(ops) : 0.0);
 }
 
 }  // namespace
 
 int main() {
+  // The allocator as attnprof-worker sets it: otherwise a traced pass's freed buffers trim the
+  // heap and the next call's temporaries fault their pages in again, a cost users never see.
+  util::keep_freed_memory();
   at::set_num_threads(1);
   at::manual_seed(0);
   std::printf(

@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
-#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include "harness/kernel/registry.h"
 #include "harness/runner/runner.h"
 #include "harness/store/serialize.h"
+#include "harness/util/allocator.h"
 #include "harness/util/error.h"
 #include "harness/worker/protocol.h"
 
@@ -288,17 +288,8 @@ int serve(int argc, char** argv) {
     return util::exit_bad_input;
   }
 
-  // glibc returns freed memory at the top of the heap (and every block above its mmap
-  // threshold) to the system, so a CPU kernel whose temporaries are megabytes faults its pages
-  // in again on every call: tens of thousands of page faults a second, whose cost depends on
-  // what else the machine is doing (measured here: a 2 ms sdpa.math case at 20-90 ms on a busy
-  // machine, differently in two processes). Keeping freed memory makes a sample the kernel's
-  // work, as it is in a server that runs the kernel over and over.
-  if (!a.malloc_default) {
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: bigger blocks still use mmap
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    mallopt(M_TOP_PAD, 64 << 20);
-  }
+  // Freed memory stays in the process (util/allocator.h says why), unless --malloc-default.
+  if (!a.malloc_default) util::keep_freed_memory();
 
   // The protocol owns the original stdout; everything else that writes to stdout (LibTorch
   // warnings, a plugin's printf) lands on stderr, where attnprof collects it.
