@@ -192,6 +192,9 @@ json to_json(const core::Case& c) {
             {"gate", {{"tolerance", c.gate.tolerance}}},
             {"loc", {{"file", c.loc.file}, {"line", c.loc.line}, {"col", c.loc.col}}}};
   if (c.scale) j["scale"] = *c.scale;
+  // The worker reads a custom mask from this file: without it, a worker is handed the case
+  // without its mask.
+  if (!c.mask_file.empty()) j["mask_file"] = c.mask_file;
   return j;
 }
 
@@ -225,6 +228,7 @@ core::Case case_from_json(const json& j) {
   c.dtype = parse_enum(j, "dtype", c.dtype, core::parse_dtype);
   c.mask = parse_enum(j, "mask", c.mask, core::parse_mask);
   get(j, "window", c.window);
+  get(j, "mask_file", c.mask_file);
   get_opt(j, "scale", c.scale);
   get(j, "seed", c.seed);
   if (const json* hw = object_at(j, "hardware"))

@@ -147,6 +147,22 @@ TEST_SUITE("cli.worker") {
           std::string::npos);
   }
 
+  TEST_CASE("a custom mask reaches the worker: its file travels with the case") {
+    TempDir d;
+    std::string mask;  // 8 x 8: each query sees itself and the key before it
+    for (int i = 0; i < 8; ++i) {
+      for (int j = 0; j < 8; ++j) mask += (j == i || j + 1 == i) ? "0 " : "-inf ";
+      mask += "\n";
+    }
+    d.write("m.mask", mask);
+    d.write("s.yaml", suite("  - name: a\n    batch: 1\n    seq_len: 8\n    mask: custom\n"
+                            "    mask_file: m.mask\n    kernels: [sdpa.math, eager]\n"));
+    Result r = attnprof(d.path, "run s.yaml --db r.db");
+    INFO(r.out);
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("2 cases: 2 ok") != std::string::npos);
+  }
+
   TEST_CASE("two plugins registering one namespace: exit 3 with the reason, not an abort") {
     TempDir d;
     sh("cp '" + plugin + "' '" + (d.path / "copy.so").string() + "'");

@@ -36,6 +36,7 @@ TEST_SUITE("store::serialize") {
     c.measure.trace_calls = 25;  // the worker reads it from this JSON
     c.gate.tolerance = 0.03;
     c.loc = {"s.yaml", 12, 5};
+    c.mask_file = "/data/alibi.mask";
     core::Case d = store::case_from_json(store::to_json(c));
     CHECK(store::to_json(d) == store::to_json(c));
     CHECK(d.phase == core::Phase::decode);
@@ -45,6 +46,7 @@ TEST_SUITE("store::serialize") {
     CHECK_FALSE(d.hardware.peak_tflops);
     CHECK(d.loc.line == 12);
     CHECK(d.measure.trace_calls == 25);
+    CHECK(d.mask_file == "/data/alibi.mask");  // the worker loads the mask from it
   }
 
   TEST_CASE("a cost row keeps kernel launches and copies apart") {
