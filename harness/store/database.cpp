@@ -136,8 +136,8 @@ int validate(sql::Connection& db) {
       const auto will = next.find(table);
       if (will == next.end()) continue;  // not ours to judge: no migration touches it
       for (const auto& c : columns)
-        if ((was == now.end() || std::find(was->second.begin(), was->second.end(), c) ==
-                                     was->second.end()))
+        if ((was == now.end() ||
+             std::find(was->second.begin(), was->second.end(), c) == was->second.end()))
           throw util::EnvironmentError(fmt::format(
               "{}: says schema version {} but has {} of a later version: damaged; it was left "
               "untouched: restore it from a backup, or pass another --db",
@@ -689,7 +689,8 @@ std::optional<std::pair<RunInfo, RunInfo>> Database::find_pair(const std::string
     if (found.empty()) return std::nullopt;
     if (found.size() > 1)
       throw util::InputError(util::Diagnostic{
-          "--pair", 0, 0, fmt::format("\"{}\" names more than one A/B pair; give more of it", ref)});
+          "--pair", 0, 0,
+          fmt::format("\"{}\" names more than one A/B pair; give more of it", ref)});
     pair_id = found.front();
   }
   std::optional<RunInfo> base, head;

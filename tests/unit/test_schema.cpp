@@ -119,7 +119,9 @@ TEST_SUITE("store::schema") {
     CHECK(layout(db) == layout(fixture));
   }
 
-  TEST_CASE("v4 database: cost rows gain launches and copies; old rows read as none, new ones keep them") {
+  TEST_CASE(
+      "v4 database: cost rows gain launches and copies; old rows read as none, new ones keep "
+      "them") {
     TempDir dir;
     const std::string p = dir.file("v4.db");
     {
@@ -128,7 +130,8 @@ TEST_SUITE("store::schema") {
       sqlite3* raw = nullptr;
       sqlite3_open(p.c_str(), &raw);
       for (const auto& m : store::schema::migrations())
-        if (m.version <= 4) REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+        if (m.version <= 4)
+          REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
       const char* data = R"sql(
         INSERT INTO environments VALUES ('fp4', '{"device.name":"cpu"}');
         INSERT INTO runs(id, started_ns, ended_ns, status, env_fingerprint)
