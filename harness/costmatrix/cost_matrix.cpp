@@ -75,8 +75,8 @@ double median_call_ns(const trace::Trace& t) {
   std::vector<double> wall = call_walls(t);
   if (wall.empty()) return 0;
   std::sort(wall.begin(), wall.end());
-  const std::size_t n = wall.size();
-  return n % 2 ? wall[n / 2] : (wall[n / 2 - 1] + wall[n / 2]) / 2;
+  // The lower median: with two calls, the faster one sets the bar.
+  return wall[(wall.size() - 1) / 2];
 }
 
 bool same_state(double pass_median_call_ns, double measured_median_ns) {
@@ -89,10 +89,7 @@ std::vector<bool> kept_calls(const trace::Trace& t) {
   const std::vector<double> wall = call_walls(t);
   const std::size_t n = wall.size();
   if (n == 0) return {};
-  std::vector<double> sorted = wall;
-  std::sort(sorted.begin(), sorted.end());
-  // The lower median: with two calls, the faster one sets the bar.
-  const double median = sorted[(n - 1) / 2];
+  const double median = median_call_ns(t);
   std::vector<bool> keep(n);
   for (std::size_t i = 0; i < n; ++i) keep[i] = wall[i] <= kSlowCallFactor * median;
   return keep;

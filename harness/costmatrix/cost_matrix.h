@@ -35,7 +35,8 @@ inline constexpr double kSlowCallFactor = 1.5;
 std::vector<bool> kept_calls(const trace::Trace& t);
 
 // The wall time of each call of a pass (from its start to the next call's, the last to the end),
-// and their median (0 without call_starts).
+// and their lower median (0 without call_starts): the call kept_calls measures the others by, so
+// the kept calls, the ones the matrix shows, lie around it.
 std::vector<double> call_walls(const trace::Trace& t);
 double median_call_ns(const trace::Trace& t);
 
