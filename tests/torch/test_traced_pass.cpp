@@ -37,25 +37,26 @@ std::function<at::Tensor()> work(int slow_calls, int slow_ms, int fast_ms, int& 
 
 TEST_SUITE("runner::traced_pass") {
   TEST_CASE("a pass in another state of the machine than the samples is traced again") {
-    // The samples' median is 2.5 ms; the untraced call and the first pass (1 + 4 calls) take
-    // 20 ms each, as if the machine had turned slow after the samples.
+    // The samples' median is 20 ms; the untraced call and the first pass (1 + 4 calls) take
+    // 100 ms each, as if the machine had turned slow after the samples. Long sleeps, so that a
+    // busy machine's late wake-ups stay far inside the 1.5x band.
     core::CaseResult r;
     r.spec = cpu_case();
-    r.summary.median_ns = 2.5e6;
+    r.summary.median_ns = 20e6;
     int calls = 0;
-    runner::traced_pass(r.spec, env::describe(), work(5, 20, 2, calls), r);
+    runner::traced_pass(r.spec, env::describe(), work(5, 100, 20, calls), r);
     CHECK(calls == 1 + 4 + 4);
     CHECK(r.metrics.at("trace.passes") == 2);
     CHECK(r.message.empty());
-    CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(2e6).epsilon(0.5));
+    CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(20e6).epsilon(0.5));
   }
 
   TEST_CASE("a pass that agrees is the only one") {
     core::CaseResult r;
     r.spec = cpu_case();
-    r.summary.median_ns = 2.5e6;
+    r.summary.median_ns = 20e6;
     int calls = 0;
-    runner::traced_pass(r.spec, env::describe(), work(0, 0, 2, calls), r);
+    runner::traced_pass(r.spec, env::describe(), work(0, 0, 20, calls), r);
     CHECK(calls == 1 + 4);
     CHECK(r.metrics.at("trace.passes") == 1);
   }
@@ -63,13 +64,13 @@ TEST_SUITE("runner::traced_pass") {
   TEST_CASE("no pass agrees: the nearest is kept, and the message says so") {
     core::CaseResult r;
     r.spec = cpu_case();
-    r.summary.median_ns = 1e6;
+    r.summary.median_ns = 10e6;
     int calls = 0;
-    // Passes of 8 ms, 8 ms and 4 ms calls: the third is the nearest to the 1 ms median.
-    runner::traced_pass(r.spec, env::describe(), work(9, 8, 4, calls), r);
+    // Passes of 80 ms, 80 ms and 40 ms calls: the third is the nearest to the 10 ms median.
+    runner::traced_pass(r.spec, env::describe(), work(9, 80, 40, calls), r);
     CHECK(calls == 1 + 3 * 4);
     CHECK(r.metrics.at("trace.passes") == 3);
-    CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(4e6).epsilon(0.5));
+    CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(40e6).epsilon(0.5));
     CHECK(r.message.rfind("the traced calls ran at ", 0) == 0);
     CHECK(r.message.find("x the measured median (the nearest of 3 passes; the machine changed "
                          "state between the samples and the trace, or the tracer costs that "
