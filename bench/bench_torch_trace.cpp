@@ -40,27 +40,40 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// The variants run interleaved (plain, traced, traced without memory, traced + cost matrix, then
-// again), so drift on a shared machine hits all of them alike.
+// The variants run interleaved (plain, then each traced form, then again), so drift on a shared
+// machine hits all of them alike. Two traced forms: the pass attnprof runs (`trace_calls`, 10
+// warm calls recorded in one session, then the cost matrix), per call; and a single call in its
+// own session (plain record()), which also pays the session's set-up and the merge of the
+// buffers once for one call.
 void compare(const char* name, const std::function<void()>& call, int reps) {
+  constexpr int pass_calls = 10;  // measure.trace_calls' default
   for (int i = 0; i < 20; ++i) call();  // warm up
-  trace::Options memory_on, memory_off;
-  memory_off.memory = false;
+  trace::Options one, pass, pass_nomem;
+  pass.calls = pass_nomem.calls = pass_calls;
+  pass_nomem.memory = false;
   std::size_t ops = 0;
-  std::vector<double> plain, traced, traced_nomem, with_matrix;
+  std::vector<double> plain, traced_pass, traced_pass_nomem, traced_one;
   for (int i = 0; i < reps; ++i) {
-    plain.push_back(time_ns(call));
-    traced.push_back(time_ns([&] { ops = trace::record(call, memory_on).ops.size(); }));
-    traced_nomem.push_back(time_ns([&] { trace::record(call, memory_off); }));
-    with_matrix.push_back(
-        time_ns([&] { (void)costmatrix::build(trace::record(call, memory_on)); }));
+    plain.push_back(time_ns([&] {
+                      for (int c = 0; c < pass_calls; ++c) call();
+                    }) /
+                    pass_calls);
+    traced_pass.push_back(time_ns([&] {
+                            const trace::Trace t = trace::record(call, pass);
+                            ops = t.ops.size() / pass_calls;
+                            (void)costmatrix::build(t);
+                          }) /
+                          pass_calls);
+    traced_pass_nomem.push_back(
+        time_ns([&] { (void)costmatrix::build(trace::record(call, pass_nomem)); }) / pass_calls);
+    traced_one.push_back(time_ns([&] { (void)trace::record(call, one); }));
   }
-  const double p = median(plain), t = median(traced), n = median(traced_nomem),
-               m = median(with_matrix);
+  const double p = median(plain), t = median(traced_pass), n = median(traced_pass_nomem),
+               o = median(traced_one);
   std::printf(
-      "%-24s untraced %9.1f us  traced %9.1f us (%.3fx)  no-memory %9.1f us (%.3fx)  "
-      "+cost matrix %9.1f us  %zu ops, %.2f us/op\n",
-      name, p / 1e3, t / 1e3, t / p, n / 1e3, n / p, m / 1e3, ops,
+      "%-26s untraced %9.1f us  traced pass %9.1f us/call (%.3fx)  no-memory %.3fx  "
+      "single-call record %.3fx  %zu ops/call, %.2f us/op\n",
+      name, p / 1e3, t / 1e3, t / p, n / p, o / p, ops,
       ops ? (t - p) / 1e3 / double(ops) : 0.0);
 }
 
@@ -79,11 +92,11 @@ int main() {
     const std::string shape = "b" + std::to_string(b) + " h" + std::to_string(h) + " s" +
                               std::to_string(s) + " d" + std::to_string(d);
     compare(("sdpa " + shape).c_str(), [&] { (void)at::scaled_dot_product_attention(q, k, v); },
-            s > 256 ? 40 : 300);
+            s > 256 ? 10 : 60);
     compare(
         ("eager " + shape).c_str(),
         [&] { (void)at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * scale, -1), v); },
-        s > 256 ? 40 : 300);
+        s > 256 ? 10 : 60);
   }
   // The tracer's own cost per op, with ops too small to vary: 36 in-place adds on a one-element
   // tensor (as many ops as the eager pass above records), no allocation.
@@ -93,6 +106,6 @@ int main() {
       [&] {
         for (int i = 0; i < 36; ++i) one.add_(1);
       },
-      2000);
+      400);
   return 0;
 }

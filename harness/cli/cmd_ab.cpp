@@ -27,6 +27,7 @@
 #include "harness/env/environment.h"
 #include "harness/gate/paired.h"
 #include "harness/gate/timing_mode.h"
+#include "harness/kernel/package.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 #include "harness/util/format.h"
@@ -200,7 +201,10 @@ int ab(const AbArgs& a) {
   worker::Described both = hd;
   both.plugins.insert(both.plugins.end(), bd.plugins.begin(), bd.plugins.end());
   check_plugin_ops(cases, both);
+  if (auto missing = missing_packages(cases); !missing.empty())
+    throw util::InputError(std::move(missing));
   auto knows = [](const worker::Described& d, const core::Case& c) {
+    if (kernel::is_package(c.kernel)) return true;  // every worker runs packages
     if (c.kernel.starts_with("op:")) {
       for (const auto& p : d.plugins)
         if (std::find(p.ops.begin(), p.ops.end(), c.kernel.substr(3)) != p.ops.end()) return true;

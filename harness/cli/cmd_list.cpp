@@ -1,5 +1,7 @@
 // attnprof list [SCENARIO...] [--shard i/n]: the expanded cases (the built-in smoke suite when
-// no file is given), one per line with the shape and the expected cost that balances shards.
+// no file is given), one per line with the shape and the expected cost that balances shards;
+// --json: every case as the store writes it, for scripts (ci/aoti-package.py reads it rather
+// than parsing scenarios itself), with, for an aoti: kernel, its package and how it is called.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +9,9 @@
 
 #include "harness/cli/commands.h"
 #include "harness/kernel/names.h"
+#include "harness/kernel/package.h"
 #include "harness/scenario/scenario.h"
+#include "harness/store/serialize.h"
 #include "harness/util/error.h"
 
 namespace attnprof::cli {
@@ -17,10 +21,29 @@ struct ListArgs {
   std::vector<std::string> files;
   std::optional<std::string> shard;
   bool keys_only = false;
+  bool json = false;
 };
+
+// A case for scripts: the store's JSON, plus for a compiled package the file and the calling
+// convention's facts the package must be made for (docs/scenarios.md, "Compiled packages").
+nlohmann::json case_json(const core::Case& c) {
+  nlohmann::json j = store::to_json(c);
+  if (kernel::is_package(c.kernel))
+    j["package"] = {{"path", kernel::package_path(c)},
+                    {"mask_input", kernel::takes_mask_tensor(c)},
+                    {"is_causal", kernel::causal_flag(c)},
+                    {"scale", kernel::softmax_scale(c)}};
+  return j;
+}
 
 int list(const ListArgs& a) {
   std::vector<core::Case> cases = load_cases(a.files, kernel::builtin_names(), a.shard, {});
+  if (a.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& c : cases) all.push_back(case_json(c));
+    fmt::print("{}\n", all.dump(2));
+    return util::exit_pass;
+  }
   if (a.keys_only) {
     for (const auto& c : cases) fmt::print("{}\n", c.key);
     return util::exit_pass;
@@ -48,6 +71,7 @@ Action setup_list(CLI::App& sub) {
   sub.add_option("files", a->files, "Scenario files (default: the built-in smoke suite)");
   sub.add_option("--shard", a->shard, "Only the cases CI shard INDEX/COUNT runs, e.g. 2/4");
   sub.add_flag("--keys", a->keys_only, "Print only the case keys");
+  sub.add_flag("--json", a->json, "Print the cases as a JSON array (every field)");
   return [a] { return list(*a); };
 }
 

@@ -83,6 +83,8 @@ int run(const RunArgs& a) {
   const worker::Described& described = sup.described();
   std::vector<core::Case> cases = load_cases(a.files, described.kernels, a.shard, a.case_globs);
   check_plugin_ops(cases, described);
+  if (auto missing = missing_packages(cases); !missing.empty())
+    throw util::InputError(std::move(missing));
 
   // Open the history before spending minutes on measurements: a bad --db fails fast (exit 3).
   store::Database db = store::Database::open(a.db);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/core/types.h"
+#include "harness/util/error.h"
 
 namespace attnprof::worker {
 struct Described;
@@ -45,5 +46,11 @@ std::vector<core::Case> load_cases(const std::vector<std::string>& files,
 // anything is measured, so a typo costs seconds, not a suite's run. util::InputError at the
 // case's file:line:col, with the ops the plugins did register and a did-you-mean.
 void check_plugin_ops(const std::vector<core::Case>& cases, const worker::Described& described);
+
+// The "aoti:PATH.pt2" packages of `cases` that are not there, once per file, at the spot that
+// names them, with the command that makes them. run and ab refuse such a suite (bad input,
+// before anything is measured); validate only notes them, since a package is a build artifact
+// made from the scenario after it validates.
+std::vector<util::Diagnostic> missing_packages(const std::vector<core::Case>& cases);
 
 }  // namespace attnprof::cli

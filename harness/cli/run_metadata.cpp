@@ -11,19 +11,24 @@ std::string env_or(const char* name, const std::string& fallback = "") {
   return v && *v ? v : fallback;
 }
 
-std::string git(const char* args) {
-  std::string cmd = std::string("git ") + args + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "";
-  char buf[256];
-  std::string out;
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
+// git's output without its trailing newline; empty when git fails.
+std::string git_line(const std::string& args) {
+  std::string out = git(args).value_or("");
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
 }
 
 }  // namespace
+
+std::optional<std::string> git(const std::string& args) {
+  FILE* p = popen(("git " + args + " 2>/dev/null").c_str(), "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  if (pclose(p) != 0) return std::nullopt;
+  return out;
+}
 
 void RunMetadata::add_options(CLI::App& sub) {
   sub.add_option("--commit", commit,
@@ -35,11 +40,11 @@ void RunMetadata::add_options(CLI::App& sub) {
 }
 
 void RunMetadata::fill(core::Run& run) const {
-  run.git_commit = !commit.empty() ? commit : env_or("GITHUB_SHA", git("rev-parse HEAD"));
+  run.git_commit = !commit.empty() ? commit : env_or("GITHUB_SHA", git_line("rev-parse HEAD"));
   run.git_branch = !branch.empty()
                        ? branch
                        : env_or("GITHUB_HEAD_REF",
-                                env_or("GITHUB_REF_NAME", git("rev-parse --abbrev-ref HEAD")));
+                                env_or("GITHUB_REF_NAME", git_line("rev-parse --abbrev-ref HEAD")));
   run.pr = pr;
   if (run.pr.empty()) {
     // GitHub sets GITHUB_REF=refs/pull/<n>/merge for pull_request events.

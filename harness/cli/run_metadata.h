@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
+#include <string>
+
 #include "harness/core/types.h"
 
 namespace attnprof::cli {
@@ -13,5 +16,8 @@ struct RunMetadata {
   void add_options(CLI::App& sub);
   void fill(core::Run& run) const;  // flags first, then $GITHUB_*, then `git rev-parse`
 };
+
+// `git <args>` in the working directory: its whole output, or nullopt when git fails.
+std::optional<std::string> git(const std::string& args);
 
 }  // namespace attnprof::cli

@@ -5,9 +5,11 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "harness/cli/command.h"
+#include "harness/kernel/package.h"
 #include "harness/scenario/diags.h"
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
@@ -70,6 +72,22 @@ void check_plugin_ops(const std::vector<core::Case>& cases, const worker::Descri
     diags.push_back(util::Diagnostic{c.loc.file, c.loc.line, c.loc.col, msg});
   }
   if (!diags.empty()) throw util::InputError(std::move(diags));
+}
+
+std::vector<util::Diagnostic> missing_packages(const std::vector<core::Case>& cases) {
+  std::vector<util::Diagnostic> diags;
+  std::set<std::string> seen;
+  for (const auto& c : cases) {
+    if (!kernel::is_package(c.kernel)) continue;
+    const std::string path = kernel::package_path(c);
+    std::error_code ec;
+    if (!seen.insert(path).second || std::filesystem::is_regular_file(path, ec)) continue;
+    diags.push_back(util::Diagnostic{
+        c.loc.file, c.loc.line, c.loc.col,
+        fmt::format("kernel \"{}\": no package at {}; make it with ci/aoti-package.sh {}", c.kernel,
+                    path, c.loc.file)});
+  }
+  return diags;
 }
 
 }  // namespace attnprof::cli

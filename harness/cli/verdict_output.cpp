@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "harness/cli/run_metadata.h"
 #include "harness/gate/annotations.h"
 #include "harness/report/publish.h"
 #include "harness/scenario/values.h"
@@ -14,17 +15,6 @@
 
 namespace attnprof::cli {
 namespace {
-
-// `git <args>` in the working directory; nullopt when git fails.
-std::optional<std::string> git(const std::string& args) {
-  FILE* p = popen(("git " + args + " 2>/dev/null").c_str(), "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  if (pclose(p) != 0) return std::nullopt;
-  return out;
-}
 
 // The messages the trailers are read from: on a pull_request checkout HEAD is GitHub's merge
 // commit, whose own message names no trailer, so every commit the PR brings (HEAD^1..HEAD) is

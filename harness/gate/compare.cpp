@@ -59,8 +59,6 @@ bool fails_gate(Verdict v, bool strict, bool missing_fails) {
 
 namespace {
 
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-
 std::uint64_t fnv1a(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
   for (char c : s) {
@@ -168,7 +166,7 @@ Basis measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineC
   std::vector<double> cand = kept(cr);
   v.baseline_median_ns = b.median_ns;
   v.baseline_n = b.n;
-  v.p_value = v.p_adjusted = nan;
+  v.p_value = v.p_adjusted = no_value;
   if (b.run_medians_ns.size() >= 2) {
     Basis basis = history_effect(v, cr, cand, b, from_history, o);
     basis.note = b.remark;
@@ -187,8 +185,8 @@ Basis measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineC
     v.candidate_n = static_cast<int>(cand.size());
     v.baseline_n = static_cast<int>(b.samples_ns.size());
     v.ratio =
-        v.candidate_median_ns > 0 && b.median_ns > 0 ? v.candidate_median_ns / b.median_ns : nan;
-    v.ci_low = v.ci_high = nan;
+        v.candidate_median_ns > 0 && b.median_ns > 0 ? v.candidate_median_ns / b.median_ns : no_value;
+    v.ci_low = v.ci_high = no_value;
     return basis;
   }
   if (cand.size() >= kMinSamples && b.samples_ns.size() >= kMinSamples) {
@@ -228,14 +226,14 @@ Basis measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineC
   if (!base || c.median <= 0 || c.low <= 0 || c.high <= 0) {
     // No spread known on one side (or a level we cannot widen from): not comparable.
     v.method = "summary";
-    v.ratio = c.median > 0 ? c.median / b.median_ns : nan;
-    v.ci_low = v.ci_high = nan;
+    v.ratio = c.median > 0 ? c.median / b.median_ns : no_value;
+    v.ci_low = v.ci_high = no_value;
     return basis;
   }
   Center wc = widened(c, o.confidence), wb = widened(*base, o.confidence);
   v.method = "summary";
   v.ratio = c.median / b.median_ns;
-  v.ci_low = wb.high > 0 ? wc.low / wb.high : nan;
+  v.ci_low = wb.high > 0 ? wc.low / wb.high : no_value;
   v.ci_high = wb.low > 0 ? wc.high / wb.low : std::numeric_limits<double>::infinity();
   basis.basis = fmt::format("{} n={}/{}", v.method, v.baseline_n, v.candidate_n);
   return basis;
@@ -305,7 +303,7 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
     CaseVerdict v;
     v.key = cr.spec.key;
     v.tolerance = tolerance_of(cr.spec, options);
-    v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = nan;
+    v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = no_value;
     const BaselineCase* b = baseline.find(cr.spec, &v.baseline_key);
     if (b) matched.insert(v.baseline_key);
     if (cr.status == core::CaseStatus::failed || cr.status == core::CaseStatus::error) {
@@ -358,7 +356,7 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
     CaseVerdict v;
     v.key = v.baseline_key = key;
     v.verdict = Verdict::missing;
-    v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = nan;
+    v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = no_value;
     v.tolerance = options.tolerance.value_or(options.default_tolerance);
     v.baseline_median_ns = b.median_ns;
     v.baseline_n = b.n;

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@
 #include "harness/gate/baseline.h"
 
 namespace attnprof::gate {
+
+// The value of a ratio, bound or p-value that could not be computed (no samples, no baseline).
+inline constexpr double no_value = std::numeric_limits<double>::quiet_NaN();
 
 // accepted and ignored come from annotations (annotations.h), never from compare() itself:
 // a regression or missing case someone accepted for this run, a case excluded from gating.

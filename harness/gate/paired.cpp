@@ -21,8 +21,6 @@ namespace {
 // change with steady rounds is downgraded once in a thousand cases.
 constexpr double unsteady_p = 0.001;
 
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-
 bool usable(const PairedRound& r) {
   return r.base_ns > 0 && r.head_ns > 0 && std::isfinite(r.base_ns) && std::isfinite(r.head_ns);
 }
@@ -88,7 +86,7 @@ std::vector<int> look_schedule(int max_rounds, double confidence) {
 
 StopCheck check_stop(std::span<const PairedRound> rounds, double tolerance, const StopRule& rule) {
   StopCheck c;
-  c.ratio = c.ci_low = c.ci_high = nan;
+  c.ratio = c.ci_low = c.ci_high = no_value;
   const std::vector<int> looks = look_schedule(rule.max_rounds, rule.confidence);
   c.level = look_level(rule.max_rounds, rule.confidence);
   const std::vector<double> d = log_ratios(rounds);
@@ -132,7 +130,7 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases, const
     CaseVerdict v;
     v.key = pc.key;
     v.tolerance = tolerance_for(pc.tolerance, options);
-    v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = nan;
+    v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = no_value;
     const bool base_ok = pc.base && pc.base->status == core::CaseStatus::ok;
     const bool head_ok = pc.head && pc.head->status == core::CaseStatus::ok;
     const bool head_skipped = pc.head && pc.head->status == core::CaseStatus::skipped;

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "harness/kernel/package.h"
 #include "harness/kernel/variants/variants.h"
 #include "harness/util/error.h"
 
@@ -60,6 +61,10 @@ std::optional<Variant> make_op_variant(std::string_view name, std::string* why) 
 
 const Variant* lookup(std::string_view name, std::string* why) {
   if (const Variant* v = registry().find(name)) return v;
+  if (is_package(name)) {
+    registry().add(make_package_variant(name));
+    return registry().find(name);
+  }
   if (name.rfind("op:", 0) != 0) {
     if (why) *why = fmt::format("unknown kernel \"{}\"", name);
     return nullptr;

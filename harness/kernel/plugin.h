@@ -21,8 +21,9 @@ namespace attnprof::kernel {
 // naming the path and dlerror() on failure.
 void load_plugin(const std::string& path);
 
-// The variant for a registry name or an "op:ns::name" (registered on first use from the
-// dispatcher's schema); nullptr when neither exists. `why` says what was missing.
+// The variant for a registry name, an "op:ns::name" (registered on first use from the
+// dispatcher's schema) or an "aoti:PATH.pt2" package (registered on first use; the file is
+// read per case, in Variant::prepare); nullptr when none fits. `why` says what was missing.
 const Variant* lookup(std::string_view name, std::string* why = nullptr);
 
 }  // namespace attnprof::kernel

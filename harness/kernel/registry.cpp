@@ -24,6 +24,10 @@ std::vector<std::string> Registry::names() const {
   return out;
 }
 
+bool replaces_workload(const core::Case& c, const Variant& v) {
+  return c.level != core::Level::kernel && v.launch_block != nullptr;
+}
+
 Registry& registry() {
   // The list of built-in variant families: adding a family is one line here.
   static Registry r = [] {

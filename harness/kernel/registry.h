@@ -35,6 +35,19 @@ struct Inputs {
   double scale = 0;  // the softmax scale to use (already defaulted to 1/sqrt(D))
 };
 
+// What a whole attention block or transformer layer takes (harness/runner/workload), for
+// variants that compute one themselves (a compiled package of the module): the layer's input
+// and weights, seeded like the kernel's inputs, and the K/V cache the new keys and values go
+// into. Layer-only weights are undefined at block level; w3 only for gated (SwiGLU) MLPs.
+struct BlockInputs {
+  at::Tensor x;  // [B, Sq, hidden]
+  at::Tensor wqkv, wo;
+  at::Tensor k_cache, v_cache;  // [B, Hkv, Sk, D]
+  at::Tensor norm1, norm2, w1, w2, w3;
+  at::Tensor mask;  // as Inputs::mask
+  const core::Case* spec = nullptr;
+};
+
 struct Variant {
   std::string name;  // stable: "sdpa.flash", "eager", "cpu.flash", "op:myns::attn"
   std::string description;
@@ -44,7 +57,18 @@ struct Variant {
   std::function<at::Tensor(const Inputs&)> launch;
   // Which implementation actually ran, when the variant delegates a choice (sdpa.auto).
   std::function<std::string(const Inputs&)> chosen_backend;
+  // Optional, once per case before its inputs are made and before anything is timed: loads
+  // what the variant needs for this case (a compiled package). Throws Unsupported to skip the
+  // case with a reason, anything else to end it with an error.
+  std::function<void(const core::Case&)> prepare;
+  // Optional: the whole block or layer (BlockInputs -> [B, Sq, hidden]). A variant that has it
+  // replaces the harness's workload at those levels instead of being called inside it.
+  std::function<at::Tensor(const BlockInputs&)> launch_block;
 };
+
+// Whether `v` computes a case's whole workload (a block or layer package) rather than the
+// attention inside the harness's block.
+bool replaces_workload(const core::Case& c, const Variant& v);
 
 class Registry {
  public:

@@ -7,17 +7,14 @@
 
 namespace attnprof::runner {
 
-Tolerance tolerance_for(core::DType d) {
+Tolerance tolerance_for(core::DType d, core::Level level) {
   // fp16 keeps 11 significant bits, bf16 8; fp32 kernels may still reorder sums (tiling,
   // online softmax), hence not 0.
-  switch (d) {
-    case core::DType::fp16:
-      return {2e-3, 2e-3};
-    case core::DType::bf16:
-      return {1.6e-2, 1.6e-2};
-    default:
-      return {1e-4, 1e-4};
-  }
+  Tolerance t = d == core::DType::fp16   ? Tolerance{2e-3, 2e-3}
+                : d == core::DType::bf16 ? Tolerance{1.6e-2, 1.6e-2}
+                                         : Tolerance{1e-4, 1e-4};
+  const double widen = level == core::Level::kernel ? 1 : level == core::Level::block ? 2 : 4;
+  return {t.atol * widen, t.rtol * widen};
 }
 
 at::Tensor reference_output(const kernel::Inputs& in) {
@@ -31,7 +28,8 @@ at::Tensor reference_output(const kernel::Inputs& in) {
   return math->launch(ref);
 }
 
-CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, core::DType dtype) {
+CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, core::DType dtype,
+                         core::Level level) {
   CheckResult r;
   if (out.sizes() != reference.sizes()) {
     r.ok = false;
@@ -39,7 +37,7 @@ CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, cor
                             fmt::join(out.sizes(), "x"), fmt::join(reference.sizes(), "x"));
     return r;
   }
-  const Tolerance tol = tolerance_for(dtype);
+  const Tolerance tol = tolerance_for(dtype, level);
   at::Tensor o = out.to(at::kFloat).cpu(), ref = reference.to(at::kFloat).cpu();
   at::Tensor err = (o - ref).abs();
   // NaN anywhere in the output is a mismatch however small the other errors are.
@@ -56,8 +54,12 @@ CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, cor
       rest /= o.size(d);
     }
     r.message = fmt::format(
-        "output differs from sdpa.math (fp32): max abs error {:.3g} at [{}] (got {:.6g}, "
+        "{} differs from {} (fp32): max abs error {:.3g} at [{}] (got {:.6g}, "
         "expected {:.6g}; tolerance atol {:g} + rtol {:g})",
+        level == core::Level::kernel ? "output" : fmt::format("{} output", core::to_string(level)),
+        level == core::Level::kernel
+            ? "sdpa.math"
+            : fmt::format("the harness's {} with sdpa.math", core::to_string(level)),
         r.max_abs_error, fmt::join(idx, ", "), o.flatten()[worst].item<double>(),
         ref.flatten()[worst].item<double>(), tol.atol, tol.rtol);
   }

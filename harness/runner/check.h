@@ -15,7 +15,11 @@ namespace attnprof::runner {
 struct Tolerance {
   double atol, rtol;
 };
-Tolerance tolerance_for(core::DType d);
+// By dtype, for a kernel's output; a whole block or layer (a variant that replaces the
+// workload, checked against reference_workload) rounds at more points in a row (the QKV and
+// output projections, the norms, the MLP), so its tolerance is wider: twice for a block, four
+// times for a layer.
+Tolerance tolerance_for(core::DType d, core::Level level = core::Level::kernel);
 
 struct CheckResult {
   bool ok = true;
@@ -26,6 +30,9 @@ struct CheckResult {
 // The reference output: sdpa.math on fp32 copies of the inputs.
 at::Tensor reference_output(const kernel::Inputs& in);
 
-CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, core::DType dtype);
+// `level` other than kernel: `out` is a whole block's or layer's output, `reference` the
+// harness's own (reference_workload).
+CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, core::DType dtype,
+                         core::Level level = core::Level::kernel);
 
 }  // namespace attnprof::runner

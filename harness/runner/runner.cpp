@@ -151,11 +151,19 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
   m_state->variant = v;
   guarded([&] {
     State& st = *m_state;
+    // The inputs and the workload keep a pointer to their case: the session's own copy, since
+    // `c` may be a temporary (the worker prepares a case for `ab` and returns to its loop).
+    const core::Case& c = m_result.spec;
+    if (v->prepare) v->prepare(c);  // a compiled package: checked and loaded, not timed
     st.inputs = make_inputs(c);
     m_result.spec.hardware.threads = at::get_num_threads();
-    // Correctness before speed: a fast wrong kernel is a failure, never a number.
-    at::Tensor out = v->launch(st.inputs);
-    CheckResult chk = check_output(out, reference_output(st.inputs), c.dtype);
+    // Correctness before speed: a fast wrong kernel is a failure, never a number. A variant
+    // that is the whole block or layer is checked as one, against the harness's own.
+    const bool whole = kernel::replaces_workload(c, *v);
+    if (whole) st.work = make_workload(c, *v, st.inputs);
+    at::Tensor out = whole ? st.work() : v->launch(st.inputs);
+    CheckResult chk = whole ? check_output(out, reference_workload(c, st.inputs), c.dtype, c.level)
+                            : check_output(out, reference_output(st.inputs), c.dtype);
     m_result.max_abs_error = chk.max_abs_error;
     if (v->chosen_backend) m_result.backend = v->chosen_backend(st.inputs);
     if (!chk.ok) {
@@ -166,7 +174,7 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
       m_result.backend = backend;
       return;
     }
-    st.work = make_workload(c, *v, st.inputs);
+    if (!whole) st.work = make_workload(c, *v, st.inputs);
     st.timer = make_timer(c, [work = st.work] { work(); });
     m_ready = true;
   });
@@ -225,6 +233,13 @@ core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool tra
 #else
     (void)trace;
 #endif
+    if (kernel::replaces_workload(r.spec, *m_state->variant)) {
+      // The whole block is the package's one call: no attention of its own to time apart.
+      r.metrics.erase("attention.share");
+      r.message += std::string(r.message.empty() ? "" : "; ") +
+                   "attention share: not separable, the package computes the whole " +
+                   core::to_string(r.spec.level) + " in one call (attention fused with the rest)";
+    }
   });
   m_ready = false;
   m_state.reset();

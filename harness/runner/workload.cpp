@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "harness/kernel/package.h"
 #include "harness/util/error.h"
 
 namespace attnprof::runner {
@@ -76,9 +77,9 @@ at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device
   const bool causal = c.mask == core::MaskKind::causal;
   const bool window = c.mask == core::MaskKind::sliding_window && c.window > 0;
   const bool padding = seq_lens.defined();
-  if (c.mask == core::MaskKind::none && !padding) return {};
-  // Decode (Sq=1) with a bottom-right causal mask sees every key: no mask at all.
-  if (causal && !padding && (sq == sk || sq == 1)) return {};
+  // None without padding; causal prefill (is_causal says it) and a decode query (Sq = 1, sees
+  // every key): no mask at all. The same rule tells a compiled package whether it takes one.
+  if (!kernel::takes_mask_tensor(c)) return {};
   // Positions as kernels/attention_params.h's key_range defines them: prefill (Sq == Sk)
   // query i at position i; decode, the queries are the last Sq tokens of each sequence's valid
   // length (all Sk keys without padding: bottom-right alignment).
@@ -119,11 +120,7 @@ namespace {
 
 // Weights of one transformer layer at the case's geometry, seeded like the inputs and scaled
 // so activations stay in range in fp16.
-struct LayerWeights {
-  at::Tensor wqkv, wo, w1, w2, w3, norm1, norm2;
-};
-
-LayerWeights make_weights(const core::Case& c) {
+void add_weights(const core::Case& c, kernel::BlockInputs& lw) {
   const auto opts = at::TensorOptions().dtype(scalar_type_of(c.dtype)).device(device_of(c));
   auto gen = at::make_generator<at::CPUGeneratorImpl>(base_seed(c) + 1);
   auto w = [&](int64_t in, int64_t out) {
@@ -131,7 +128,6 @@ LayerWeights make_weights(const core::Case& c) {
   };
   const int64_t hidden = c.model.hidden > 0 ? c.model.hidden : c.model.heads * c.model.head_dim;
   const int64_t qkv = (c.model.heads + 2 * c.model.kv_heads) * int64_t(c.model.head_dim);
-  LayerWeights lw;
   lw.wqkv = w(hidden, qkv);
   lw.wo = w(int64_t(c.model.heads) * c.model.head_dim, hidden);
   if (c.level == core::Level::layer) {
@@ -142,7 +138,6 @@ LayerWeights make_weights(const core::Case& c) {
     lw.norm1 = at::ones({hidden}, opts);
     lw.norm2 = at::ones({hidden}, opts);
   }
-  return lw;
 }
 
 at::Tensor norm(const core::Case& c, const at::Tensor& x, const at::Tensor& weight) {
@@ -153,10 +148,84 @@ at::Tensor norm(const core::Case& c, const at::Tensor& x, const at::Tensor& weig
   return at::layer_norm(x, {x.size(-1)}, weight);
 }
 
+// One block or layer (per the case's level) around `attend`, which gets the kernel's inputs:
+// the QKV projection, the new keys and values written into the cache (in place), attention,
+// the output projection; a layer adds the norms, residuals and the MLP.
+at::Tensor block_forward(const kernel::BlockInputs& bi, const kernel::Inputs& in,
+                         const std::function<at::Tensor(const kernel::Inputs&)>& attend) {
+  const core::Case& cs = *bi.spec;
+  const int64_t b = cs.batch, sq = cs.q_len, hq = cs.model.heads, hkv = cs.model.kv_heads,
+                d = cs.model.head_dim;
+  const bool layer = cs.level == core::Level::layer;
+  at::Tensor h = layer ? norm(cs, bi.x, bi.norm1) : bi.x;
+  at::Tensor qkv = at::matmul(h, bi.wqkv);
+  auto parts = qkv.split({hq * d, hkv * d, hkv * d}, -1);
+  kernel::Inputs step = in;
+  step.q = parts[0].view({b, sq, hq, d}).transpose(1, 2).contiguous();
+  step.k = bi.k_cache;
+  step.v = bi.v_cache;
+  // New keys and values go where the queries sit (kernels/attention_params.h): prefill, the
+  // whole cache; decode, the sq slots before each sequence's valid length (the cache's end
+  // without padding).
+  const int64_t sk = step.k.size(2);
+  at::Tensor k_new = parts[1].view({b, sq, hkv, d}).transpose(1, 2);
+  at::Tensor v_new = parts[2].view({b, sq, hkv, d}).transpose(1, 2);
+  if (sq == sk || cs.seq_lens.empty()) {
+    step.k.narrow(2, sk - sq, sq).copy_(k_new);
+    step.v.narrow(2, sk - sq, sq).copy_(v_new);
+  } else {
+    for (int64_t s = 0; s < b; ++s) {
+      const int64_t at_pos = std::max<int64_t>(0, cs.seq_lens[s] - sq);
+      const int64_t n = std::min<int64_t>(sq, sk - at_pos);
+      step.k[s].narrow(1, at_pos, n).copy_(k_new[s].narrow(1, 0, n));
+      step.v[s].narrow(1, at_pos, n).copy_(v_new[s].narrow(1, 0, n));
+    }
+  }
+  at::Tensor attn = attend(step);
+  at::Tensor o = attn.transpose(1, 2).reshape({b, sq, hq * d});
+  at::Tensor out = at::matmul(o, bi.wo);
+  if (!layer) return out;
+  at::Tensor r = bi.x + out;
+  at::Tensor m = norm(cs, r, bi.norm2);
+  at::Tensor up = at::matmul(m, bi.w1);
+  at::Tensor act = bi.w3.defined() ? at::silu(up) * at::matmul(m, bi.w3) : at::gelu(up);
+  return r + at::matmul(act, bi.w2);
+}
+
 }  // namespace
 
 std::string attention_scope(std::string_view variant) {
   return "attnprof::" + std::string(variant);
+}
+
+kernel::BlockInputs make_block_inputs(const core::Case& c, const kernel::Inputs& in) {
+  kernel::BlockInputs bi;
+  bi.spec = &c;
+  add_weights(c, bi);
+  const int64_t hidden = bi.wqkv.size(0);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(base_seed(c) + 2);
+  bi.x = at::randn({c.batch, c.q_len, hidden}, gen).to(in.q.options());
+  bi.k_cache = in.k;
+  bi.v_cache = in.v;
+  bi.mask = in.mask;
+  return bi;
+}
+
+at::Tensor reference_workload(const core::Case& c, const kernel::Inputs& in) {
+  // fp32 copies (clones, so the reference's cache write leaves the case's cache alone) of the
+  // very numbers the case's workload gets.
+  kernel::BlockInputs bi = make_block_inputs(c, in);
+  auto f32 = [](at::Tensor& t) {
+    if (t.defined()) t = t.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  };
+  for (at::Tensor* t : {&bi.x, &bi.wqkv, &bi.wo, &bi.k_cache, &bi.v_cache, &bi.norm1, &bi.norm2,
+                        &bi.w1, &bi.w2, &bi.w3})
+    f32(*t);
+  if (bi.mask.defined() && bi.mask.scalar_type() != at::kBool) f32(bi.mask);
+  kernel::Inputs ref = in;
+  ref.mask = bi.mask;
+  const kernel::Variant* math = kernel::registry().find("sdpa.math");
+  return block_forward(bi, ref, [math](const kernel::Inputs& step) { return math->launch(step); });
 }
 
 std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Variant& v,
@@ -170,52 +239,17 @@ std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Var
       RECORD_USER_SCOPE(scope);
       return v.launch(in);
     };
-
-  auto lw = std::make_shared<LayerWeights>(make_weights(c));
-  const int64_t hidden = lw->wqkv.size(0);
-  const auto opts = in.q.options();
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(base_seed(c) + 2);
-  at::Tensor x = at::randn({c.batch, c.q_len, hidden}, gen).to(opts);
-  const core::Case* spec = &c;
-  return [&v, in, lw, x, spec, scope]() mutable {
-    const core::Case& cs = *spec;
-    const int64_t b = cs.batch, sq = cs.q_len, hq = cs.model.heads, hkv = cs.model.kv_heads,
-                  d = cs.model.head_dim;
-    at::Tensor h = cs.level == core::Level::layer ? norm(cs, x, lw->norm1) : x;
-    at::Tensor qkv = at::matmul(h, lw->wqkv);
-    auto parts = qkv.split({hq * d, hkv * d, hkv * d}, -1);
-    kernel::Inputs step = in;
-    step.q = parts[0].view({b, sq, hq, d}).transpose(1, 2).contiguous();
-    // New keys and values go where the queries sit (kernels/attention_params.h): prefill, the
-    // whole cache; decode, the sq slots before each sequence's valid length (the cache's end
-    // without padding).
-    const int64_t sk = in.k.size(2);
-    at::Tensor k_new = parts[1].view({b, sq, hkv, d}).transpose(1, 2);
-    at::Tensor v_new = parts[2].view({b, sq, hkv, d}).transpose(1, 2);
-    if (sq == sk || cs.seq_lens.empty()) {
-      step.k.narrow(2, sk - sq, sq).copy_(k_new);
-      step.v.narrow(2, sk - sq, sq).copy_(v_new);
-    } else {
-      for (int64_t s = 0; s < b; ++s) {
-        const int64_t at_pos = std::max<int64_t>(0, cs.seq_lens[s] - sq);
-        const int64_t n = std::min<int64_t>(sq, sk - at_pos);
-        step.k[s].narrow(1, at_pos, n).copy_(k_new[s].narrow(1, 0, n));
-        step.v[s].narrow(1, at_pos, n).copy_(v_new[s].narrow(1, 0, n));
-      }
-    }
-    at::Tensor attn;
-    {
+  auto bi = std::make_shared<kernel::BlockInputs>(make_block_inputs(c, in));
+  if (kernel::replaces_workload(c, v))  // a compiled block or layer: one call, one scope
+    return [&v, bi, scope] {
       RECORD_USER_SCOPE(scope);
-      attn = v.launch(step);
-    }
-    at::Tensor o = attn.transpose(1, 2).reshape({b, sq, hq * d});
-    at::Tensor out = at::matmul(o, lw->wo);
-    if (cs.level != core::Level::layer) return out;
-    at::Tensor r = x + out;
-    at::Tensor m = norm(cs, r, lw->norm2);
-    at::Tensor up = at::matmul(m, lw->w1);
-    at::Tensor act = lw->w3.defined() ? at::silu(up) * at::matmul(m, lw->w3) : at::gelu(up);
-    return r + at::matmul(act, lw->w2);
+      return v.launch_block(*bi);
+    };
+  return [&v, in, bi, scope] {
+    return block_forward(*bi, in, [&v, &scope](const kernel::Inputs& step) {
+      RECORD_USER_SCOPE(scope);
+      return v.launch(step);
+    });
   };
 }
 

@@ -25,9 +25,18 @@ at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device
 // The name of the user scope around each kernel call: "attnprof::<variant>".
 std::string attention_scope(std::string_view variant);
 
+// The block's or layer's input and weights (seeded: base seed + 1 for the weights, + 2 for x),
+// with the kernel's k and v as the K/V cache and its mask.
+kernel::BlockInputs make_block_inputs(const core::Case& c, const kernel::Inputs& in);
+
+// The case's block or layer computed by the harness in fp32 with sdpa.math: what a variant
+// that replaces the workload (kernel::replaces_workload) is checked against.
+at::Tensor reference_workload(const core::Case& c, const kernel::Inputs& in);
+
 // What one timed call runs: the kernel alone, or the attention block (QKV projection, kernel,
 // output projection), or the whole transformer layer (norms, attention block, MLP), per the
-// case's level. Owns its weights and inputs.
+// case's level; or, for a variant that replaces the workload, that variant's one call. Owns
+// its weights and inputs.
 std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Variant& v,
                                           const kernel::Inputs& in);
 

@@ -380,7 +380,15 @@ class Loader {
     static const std::regex op_re("op:[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_.]*");
     for (const Node* k : read_axis(n, "kernels", m_diags)) {
       const std::string& s = k->scalar;
-      if (s.starts_with("op:")) {
+      if (s.starts_with("aoti:")) {
+        // A compiled package: the file is a build artifact (ci/aoti-package.sh makes it from
+        // this scenario), so it need not exist yet; run checks that it does.
+        if (s.size() > 9 && s.ends_with(".pt2"))
+          add(k);
+        else
+          m_diags.error(k->loc,
+                        fmt::format("kernel \"{}\": a compiled package is aoti:PATH.pt2", s));
+      } else if (s.starts_with("op:")) {
         if (std::regex_match(s, op_re))
           add(k);
         else

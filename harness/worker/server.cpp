@@ -14,6 +14,7 @@
 #include <set>
 
 #include "harness/env/probe.h"
+#include "harness/kernel/package.h"
 #include "harness/kernel/plugin.h"
 #include "harness/kernel/registry.h"
 #include "harness/runner/runner.h"
@@ -69,7 +70,12 @@ json diagnostics_json(const util::InputError& e) {
 class Server {
  public:
   Server(Args args, FILE* out) : m_args(std::move(args)), m_out(out) {
-    for (const auto& s : m_args.substitute) m_substitute.insert(split_assignment(s, "--substitute"));
+    for (const auto& s : m_args.substitute) {
+      auto [from, to] = split_assignment(s, "--substitute");
+      // A package named on the command line is where the user stands, not beside the scenario.
+      if (kernel::is_package(to)) to = std::string(kernel::kPackagePrefix) + kernel::package_path(to, "");
+      m_substitute.emplace(from, to);
+    }
     m_args.runner.trace = !m_args.no_trace;
   }
 

@@ -338,8 +338,8 @@ aliases:
   }
 
   TEST_CASE("every scenario shipped in scenarios/ loads against the registry") {
-    for (const char* f :
-         {"smoke.yaml", "bert.yaml", "gpt2.yaml", "llama.yaml", "mistral.yaml", "cpu.yaml"}) {
+    for (const char* f : {"smoke.yaml", "bert.yaml", "gpt2.yaml", "llama.yaml", "mistral.yaml",
+                          "cpu.yaml", "aoti-cpu.yaml", "aoti-gpu.yaml"}) {
       CAPTURE(f);
       auto s = scenario::load({std::string(ATTNPROF_SOURCE_DIR) + "/scenarios/" + f}, registry());
       CHECK(s.cases.size() > 0);

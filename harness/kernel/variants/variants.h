@@ -21,4 +21,7 @@ void register_cuda(Registry&);   // cuda.naive, cuda.flash, cuda.decode, cuda.va
 
 bool is_cuda_device(const core::Case&);
 
+// The variant of an "aoti:PATH.pt2" kernel (variants/aoti.cpp), made on first use by lookup().
+Variant make_package_variant(std::string_view name);
+
 }  // namespace attnprof::kernel

@@ -1,0 +1,440 @@
+"""Makes the AOTInductor packages a scenario names (kernels "aoti:PATH.pt2").
+
+Run it through ci/aoti-package.sh, which finds the venv with the pinned torch: a package runs
+only in a LibTorch of the version that made it.
+
+    ci/aoti-package.sh scenarios/aoti-cpu.yaml            # make what is missing or stale
+    ci/aoti-package.sh scenarios/aoti-cpu.yaml --force    # make every package anew
+
+The cases come from `attnprof list --json` (the scenario language lives in attnprof alone). For
+each package, the cases that name it must agree on one module: level (kernel, block, layer),
+device, dtype, model geometry, mask, scale and phase. The script exports that module with
+torch.export (batch and sequence dims dynamic where Inductor accepts them) and packages it with
+torch._inductor.aoti_compile_and_package, with metadata under the key "attnprof" (a JSON
+object: format, torch version, device, dtype, level, geometry, mask, the inputs and their dims,
+the content key) that attnprof-worker checks before it loads any code.
+
+Packages are build artifacts, cached by content: the key hashes this script's source, the torch
+version and the module's spec. A package at its path whose key matches is left alone; else one
+from the cache ($ATTNPROF_HOME/aoti/<key>.pt2) is copied there; else it is made (about a minute
+per package on two cores) and cached.
+
+The modules compute what harness/runner/workload.cpp computes, in the same order:
+  kernel: (q, k, v[, mask]) -> O                    q [B, Hq, Sq, D], k, v [B, Hkv, Sk, D]
+  block:  (x, wqkv, wo, k_cache, v_cache[, mask]) -> out [B, Sq, hidden]
+  layer:  (x, wqkv, wo, k_cache, v_cache, norm1, norm2, w1, w2[, w3][, mask]) -> out
+The new keys and values replace the cache's last Sq positions (a functional form of the
+harness's in-place write: the package returns only the output).
+
+Exit codes as attnprof's: 0 done, 2 bad input (a scenario whose cases disagree on a package),
+3 environment (no GPU for a CUDA package, attnprof not found, a failed compile).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+FORMAT = 1
+SCRIPT = "ci/aoti-package.sh"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Dynamic dims get these ranges (the package accepts any size inside; attnprof skips a case
+# outside, naming the dim). Batch starts at 1; the example inputs use 2, since torch.export
+# specializes a dim whose example size is 1.
+MAX_BATCH = 256
+
+
+class Refused(Exception):
+    """A package this scenario cannot have: (exit code, message)."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def attnprof_cases(attnprof, scenario):
+    proc = subprocess.run([attnprof, "list", scenario, "--json"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise Refused(proc.returncode, f"attnprof list {scenario} failed")
+    return json.loads(proc.stdout)
+
+
+def torch_version():
+    import torch
+
+    return torch.__version__
+
+
+def cuda_available():
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def module_spec(case):
+    """What a package holds, from one case: cases that share a package must agree on it."""
+    m = case["model"]
+    decode = case["q_len"] != case["kv_len"]
+    return {
+        "level": case["level"],
+        "device": case["hardware"]["device"],
+        "dtype": case["dtype"],
+        "model": {
+            k: m[k] for k in ("name", "heads", "kv_heads", "head_dim", "hidden", "mlp_hidden", "norm")
+        },
+        "mask": case["mask"],
+        "window": case["window"],
+        "scale": case["package"]["scale"],
+        "phase": "decode" if decode else "prefill",
+        "q_len": case["q_len"] if decode else None,
+        "mask_input": case["package"]["mask_input"],
+        "is_causal": case["package"]["is_causal"],
+    }
+
+
+def hidden_of(m):
+    return m["hidden"] if m["hidden"] > 0 else m["heads"] * m["head_dim"]
+
+
+def mlp_of(m):
+    return m["mlp_hidden"] if m["mlp_hidden"] > 0 else 4 * hidden_of(m)
+
+
+def input_dims(spec, cases):
+    """Per input, its dims: an int when static, {"name", "min", "max"} when dynamic."""
+    m = spec["model"]
+    hq, hkv, d = m["heads"], m["kv_heads"], m["head_dim"]
+    hidden = hidden_of(m)
+    custom = spec["mask"] == "custom"
+    max_pos = max(2, max(c["model"]["max_positions"] or c["kv_len"] for c in cases))
+    max_kv = max(max_pos, max(c["kv_len"] for c in cases))
+    static = custom  # a custom mask file fixes Sq x Sk
+    batch = (
+        cases[0]["batch"] if static else {"name": "batch", "min": 1, "max": max(MAX_BATCH, *(c["batch"] for c in cases))}
+    )
+    if static:
+        sq, sk = cases[0]["q_len"], cases[0]["kv_len"]
+    elif spec["phase"] == "prefill":
+        sq = sk = {"name": "seq", "min": 2, "max": max_kv}
+    else:
+        sq = spec["q_len"]
+        sk = {"name": "kv", "min": sq + 2, "max": max_kv}  # export guards Sk - Sq != 1
+    inputs = []
+    if spec["level"] == "kernel":
+        inputs += [("q", [batch, hq, sq, d]), ("k", [batch, hkv, sk, d]), ("v", [batch, hkv, sk, d])]
+    else:
+        inputs += [
+            ("x", [batch, sq, hidden]),
+            ("wqkv", [hidden, (hq + 2 * hkv) * d]),
+            ("wo", [hq * d, hidden]),
+            ("k_cache", [batch, hkv, sk, d]),
+            ("v_cache", [batch, hkv, sk, d]),
+        ]
+        if spec["level"] == "layer":
+            mlp = mlp_of(m)
+            inputs += [("norm1", [hidden]), ("norm2", [hidden]), ("w1", [hidden, mlp]), ("w2", [mlp, hidden])]
+            if m["norm"] == "rmsnorm":
+                inputs.append(("w3", [hidden, mlp]))
+    if spec["mask_input"]:
+        padded = any(c["seq_lens"] for c in cases)
+        inputs.append(("mask", [batch if (not custom or padded) else 1, 1, sq, sk]))
+    return [{"name": n, "dims": dims} for n, dims in inputs]
+
+
+def check_cases(path, cases):
+    """The spec the cases agree on, or Refused naming the first two that differ."""
+    first = cases[0]
+    spec = module_spec(first)
+    for c in cases[1:]:
+        other = module_spec(c)
+        for k in spec:
+            if spec[k] != other[k]:
+                raise Refused(
+                    2,
+                    f"{c['loc']['file']}:{c['loc']['line']}: package {path}: case {c['key']} needs "
+                    f"{k} {json.dumps(other[k])} but {first['key']} needs {json.dumps(spec[k])}: "
+                    "one package holds one module; name another package",
+                )
+    if spec["level"] != "kernel":
+        for c in cases:
+            if c["seq_lens"]:
+                raise Refused(
+                    2,
+                    f"{c['loc']['file']}:{c['loc']['line']}: package {path}: {c['key']} has "
+                    "per-sequence lengths; block and layer packages write the K/V cache at one "
+                    "position for every sequence, so they take cases without seq_lens",
+                )
+    if spec["mask"] == "custom":
+        shapes = {(c["batch"], c["q_len"], c["kv_len"]) for c in cases}
+        if len(shapes) > 1:
+            raise Refused(2, f"package {path}: a custom mask fixes the shapes, but its cases have {sorted(shapes)}")
+    return spec
+
+
+def content_key(spec, inputs, version):
+    h = hashlib.sha256()
+    with open(os.path.abspath(__file__), "rb") as f:
+        h.update(f.read())
+    h.update(version.encode())
+    h.update(json.dumps({"spec": spec, "inputs": inputs}, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+def package_metadata(path):
+    """Our metadata of a package, or None (missing, not a zip, not ours)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            for name in z.namelist():
+                if name.endswith("wrapper_metadata.json"):
+                    meta = json.loads(z.read(name))
+                    return json.loads(meta["attnprof"]) if "attnprof" in meta else None
+    except (OSError, zipfile.BadZipFile, ValueError, KeyError):
+        return None
+    return None
+
+
+# --- the modules ----------------------------------------------------------------------------
+
+
+def make_module(spec):
+    import torch
+    import torch.nn.functional as F
+
+    m = spec["model"]
+    hq, hkv, d = m["heads"], m["kv_heads"], m["head_dim"]
+    scale, is_causal, gqa = spec["scale"], spec["is_causal"], m["heads"] != m["kv_heads"]
+    rms = m["norm"] == "rmsnorm"
+
+    def attend(q, k, v, mask):
+        return F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, is_causal=is_causal, scale=scale, enable_gqa=gqa
+        )
+
+    def norm(x, w):
+        if rms:
+            xf = x.float()
+            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * w
+        return F.layer_norm(x, (x.shape[-1],), w)
+
+    def block(x, wqkv, wo, k_cache, v_cache, mask):
+        b, sq = x.shape[0], x.shape[1]
+        sk = k_cache.shape[2]
+        q, k_new, v_new = (x @ wqkv).split([hq * d, hkv * d, hkv * d], -1)
+        q = q.view(b, sq, hq, d).transpose(1, 2)
+        k_new = k_new.view(b, sq, hkv, d).transpose(1, 2)
+        v_new = v_new.view(b, sq, hkv, d).transpose(1, 2)
+        if spec["phase"] == "prefill":  # the whole cache is new
+            k, v = k_new, v_new
+        else:
+            k = torch.cat([k_cache[:, :, : sk - sq], k_new], 2)
+            v = torch.cat([v_cache[:, :, : sk - sq], v_new], 2)
+        o = attend(q.contiguous(), k.contiguous(), v.contiguous(), mask)
+        return o.transpose(1, 2).reshape(b, sq, hq * d) @ wo
+
+    level = spec["level"]
+
+    class Kernel(torch.nn.Module):
+        def forward(self, q, k, v, mask=None):
+            return attend(q, k, v, mask)
+
+    class Block(torch.nn.Module):
+        def forward(self, x, wqkv, wo, k_cache, v_cache, mask=None):
+            return block(x, wqkv, wo, k_cache, v_cache, mask)
+
+    class Layer(torch.nn.Module):
+        # After w2 come w3 (gated MLP only) and then the mask (when the case takes one).
+        def forward(self, x, wqkv, wo, k_cache, v_cache, norm1, norm2, w1, w2, a=None, b=None):
+            w3 = a if rms else None
+            mask = (b if rms else a) if spec["mask_input"] else None
+            r = x + block(norm(x, norm1), wqkv, wo, k_cache, v_cache, mask)
+            h = norm(r, norm2)
+            up = h @ w1
+            act = F.silu(up) * (h @ w3) if rms else F.gelu(up)
+            return r + act @ w2
+
+    return {"kernel": Kernel, "block": Block, "layer": Layer}[level]()
+
+
+def example_inputs(spec, inputs):
+    import torch
+
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec["dtype"]]
+    device = spec["device"]
+    gen = torch.Generator().manual_seed(0)
+
+    def size(dim):
+        if isinstance(dim, int):
+            return dim
+        return 2 if dim["name"] == "batch" else min(dim["max"], max(dim["min"], 16))
+
+    out = []
+    for inp in inputs:
+        shape = [size(dim) for dim in inp["dims"]]
+        if inp["name"] == "mask":
+            t = torch.ones(shape, dtype=torch.bool) if spec["mask"] != "custom" else torch.zeros(shape)
+            out.append(t.to(device, torch.bool if spec["mask"] != "custom" else dtype))
+        else:
+            out.append((torch.randn(shape, generator=gen) * 0.1).to(device, dtype))
+    return out
+
+
+def dynamic_shapes(inputs):
+    import torch
+
+    dims = {}
+    spec = []
+    for inp in inputs:
+        per = {}
+        for i, dim in enumerate(inp["dims"]):
+            if isinstance(dim, dict):
+                if dim["name"] not in dims:
+                    dims[dim["name"]] = torch.export.Dim(dim["name"], min=dim["min"], max=dim["max"])
+                per[i] = dims[dim["name"]]
+        spec.append(per or None)
+    return tuple(spec)
+
+
+def static_inputs(inputs, cases):
+    """The same inputs with every dim fixed at the first case's sizes."""
+    c = cases[0]
+    sizes = {"batch": c["batch"], "seq": c["q_len"], "kv": c["kv_len"]}
+    return [
+        {"name": i["name"], "dims": [d if isinstance(d, int) else sizes[d["name"]] for d in i["dims"]]}
+        for i in inputs
+    ]
+
+
+def build(spec, inputs, cases, meta, out_path, log):
+    import torch
+
+    module = make_module(spec)
+    started = time.time()
+    notes = []
+    try:
+        ep = torch.export.export(
+            module, tuple(example_inputs(spec, inputs)), dynamic_shapes=dynamic_shapes(inputs)
+        )
+    except Exception as e:  # Inductor or export refusing dynamic dims for this module
+        if all(isinstance(d, int) for i in inputs for d in i["dims"]):
+            raise
+        shapes = {(c["batch"], c["q_len"], c["kv_len"]) for c in cases}
+        if len(shapes) > 1:
+            raise Refused(
+                3, f"{out_path}: export refused dynamic dims ({e.__class__.__name__}: {e}) and its cases have several shapes {sorted(shapes)}"
+            )
+        notes.append(f"static shapes: export refused dynamic dims ({e.__class__.__name__})")
+        inputs[:] = static_inputs(inputs, cases)
+        meta["inputs"] = inputs
+        ep = torch.export.export(module, tuple(example_inputs(spec, inputs)))
+    meta["notes"] = notes
+    exported = time.time()
+    tmp_dir = os.path.dirname(out_path)
+    fd, tmp = tempfile.mkstemp(suffix=".pt2", dir=tmp_dir)
+    os.close(fd)
+    try:
+        torch._inductor.aoti_compile_and_package(
+            ep,
+            package_path=tmp,
+            inductor_configs={
+                "aot_inductor.metadata": {"attnprof": json.dumps(meta, sort_keys=True)},
+                # Inductor's CPU kernels open a RecordFunction each, so attnprof's cost matrix
+                # shows them under the package's call (GPU kernels come through CUPTI anyway).
+                "cpp.enable_kernel_profile": True,
+            },
+        )
+        os.replace(tmp, out_path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    log(
+        f"  exported in {exported - started:.1f} s, packaged in {time.time() - exported:.1f} s, "
+        f"{os.path.getsize(out_path) / 1024:.0f} KiB" + "".join(f"; {n}" for n in notes)
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("scenario", help="a scenario file that names aoti: packages")
+    ap.add_argument("--attnprof", default=os.environ.get("ATTNPROF_BIN", os.path.join(HERE, "..", "build", "attnprof")),
+                    help="the attnprof executable (default: build/attnprof, or $ATTNPROF_BIN)")
+    ap.add_argument("--cache", default=os.path.join(os.environ.get("ATTNPROF_HOME", os.path.expanduser("~/.cache/attnprof")), "aoti"),
+                    help="the content-addressed package cache (default: $ATTNPROF_HOME/aoti)")
+    ap.add_argument("--force", action="store_true", help="make every package anew, cache or not")
+    args = ap.parse_args()
+    log = lambda s: print(s, flush=True)  # noqa: E731
+
+    try:
+        if not os.access(args.attnprof, os.X_OK):
+            raise Refused(3, f"{args.attnprof}: no attnprof executable (build it, or pass --attnprof)")
+        packages = {}
+        for c in attnprof_cases(args.attnprof, args.scenario):
+            if "package" in c:
+                packages.setdefault(c["package"]["path"], []).append(c)
+        if not packages:
+            log(f"{args.scenario}: names no aoti: package")
+            return 0
+        version = torch_version()
+        os.makedirs(args.cache, exist_ok=True)
+        failed = 0
+        for path, cases in packages.items():
+            try:
+                spec = check_cases(path, cases)
+                inputs = input_dims(spec, cases)
+                key = content_key(spec, inputs, version)
+                have = package_metadata(path)
+                if not args.force and have and have.get("key") == key:
+                    log(f"{path}: up to date")
+                    continue
+                cached = os.path.join(args.cache, key + ".pt2")
+                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                if args.force or not os.path.isfile(cached):
+                    if spec["device"].startswith("cuda") and not cuda_available():
+                        raise Refused(
+                            3,
+                            f"{path}: a package for {spec['device']} must be made on a machine with "
+                            "that GPU (torch.cuda.is_available() is False here): run this script there",
+                        )
+                    log(f"{path}: making the {spec['level']} package for {len(cases)} case(s), {spec['model']['name']} {spec['dtype']} {spec['device']}")
+                    meta = {
+                        "format": FORMAT,
+                        "script": SCRIPT,
+                        "torch": version,
+                        "key": key,
+                        "level": spec["level"],
+                        "device": spec["device"],
+                        "dtype": spec["dtype"],
+                        "model": spec["model"],
+                        "phase": spec["phase"],
+                        "mask": spec["mask"],
+                        "window": spec["window"],
+                        "scale": spec["scale"],
+                        "is_causal": spec["is_causal"],
+                        "inputs": inputs,
+                    }
+                    build(spec, inputs, cases, meta, cached, log)
+                else:
+                    log(f"{path}: from the cache ({cached})")
+                tmp = path + ".tmp"
+                shutil.copyfile(cached, tmp)
+                os.replace(tmp, path)
+            except Refused as e:
+                print(f"error: {e}", file=sys.stderr)
+                if e.code == 2:
+                    return 2
+                failed += 1
+        return 3 if failed else 0
+    except Refused as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
