@@ -2,25 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-
+#include "harness/measure/clock.h"
 #include "harness/stats/quantile.h"
 #include "harness/util/error.h"
 
 namespace attnprof::measure {
 namespace {
-
-std::int64_t epoch_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // The first line of an exception's text (a c10::Error from the call appends a backtrace).
 std::string first_line(const std::exception& e) {
