@@ -45,8 +45,9 @@ double median_call_ns(const trace::Trace& t);
 // moves between states (other processes, OpenMP threads that spin or sleep) for seconds at a
 // time, and a pass of ten calls a few milliseconds long can fall wholly into one the samples'
 // median never saw: a per-op matrix of calls five times as slow as the median says nothing
-// about the case. The tracer's own cost is far below the factor (bench/cost_agreement.py), so
-// a pass that fails this is another state, not the tracer; the runner traces again.
+// about the case. On calls of a millisecond the tracer's own cost is far below the factor
+// (bench/cost_agreement.py), so a pass that fails this is another state, and the runner traces
+// again; on calls of a few microseconds the tracer alone may exceed it.
 inline constexpr double kStateFactor = 1.5;
 bool same_state(double pass_median_call_ns, double measured_median_ns);
 
