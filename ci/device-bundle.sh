@@ -13,9 +13,10 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 # attnprof runs every kernel in attnprof-worker, which it finds beside itself: both travel.
 cmake --build "$build" --target attnprof attnprof-worker attnprof_device_tests \
-  attnprof_test_plugin bench_torch_kernels bench_torch_trace bench_torch_agreement >&2
+  attnprof_test_plugin bench_torch_kernels bench_torch_trace bench_torch_agreement \
+  bench_torch_timers >&2
 for b in attnprof attnprof-worker tests/attnprof_device_tests bench/bench_torch_kernels bench/bench_torch_trace \
-         bench/bench_torch_agreement; do
+         bench/bench_torch_agreement bench/bench_torch_timers; do
   strip --strip-debug -o "$out/bin/$(basename "$b")" "$build/$b"
 done
 cp "$build"/tests/plugin/libattnprof_test_plugin.so "$out/lib/"

@@ -89,7 +89,9 @@ step device ${ATTNPROF_DEVICE_STEP_S:-120} "$bundle/bin/attnprof_device_tests" -
 mkdir -p "$out/traces"
 step suite 150 "$bundle/bin/attnprof" run scenarios/gpu-smoke.yaml --db "$out/gpu.db" \
   --require-hardware --cost-rows 8 --perfetto "$out/traces"
-for b in bench_torch_agreement bench_torch_kernels bench_torch_trace; do
+# bench_torch_timers: CUPTI vs events and graph vs cold on the same calls; bench_torch_kernels:
+# our CUDA kernels vs sdpa.flash in TFLOP/s and as a fraction of peak.
+for b in bench_torch_timers bench_torch_kernels bench_torch_agreement bench_torch_trace; do
   if [ -x "$bundle/bin/$b" ]; then
     step "$b" 45 "$bundle/bin/$b"
   else

@@ -63,16 +63,33 @@ struct RowAcc {
 
 }  // namespace
 
-std::vector<bool> kept_calls(const trace::Trace& t) {
+std::vector<double> call_walls(const trace::Trace& t) {
   const std::size_t n = t.call_starts.size();
-  if (n == 0) return {};
   std::vector<double> wall(n);
   for (std::size_t i = 0; i < n; ++i)
     wall[i] = duration(t.call_starts[i], i + 1 < n ? t.call_starts[i + 1] : t.end_ns);
-  std::vector<double> sorted = wall;
-  std::sort(sorted.begin(), sorted.end());
+  return wall;
+}
+
+double median_call_ns(const trace::Trace& t) {
+  std::vector<double> wall = call_walls(t);
+  if (wall.empty()) return 0;
+  std::sort(wall.begin(), wall.end());
   // The lower median: with two calls, the faster one sets the bar.
-  const double median = sorted[(n - 1) / 2];
+  return wall[(wall.size() - 1) / 2];
+}
+
+bool same_state(double pass_median_call_ns, double measured_median_ns) {
+  if (pass_median_call_ns <= 0 || measured_median_ns <= 0) return true;  // nothing to judge by
+  const double ratio = pass_median_call_ns / measured_median_ns;
+  return ratio <= kStateFactor && ratio >= 1 / kStateFactor;
+}
+
+std::vector<bool> kept_calls(const trace::Trace& t) {
+  const std::vector<double> wall = call_walls(t);
+  const std::size_t n = wall.size();
+  if (n == 0) return {};
+  const double median = median_call_ns(t);
   std::vector<bool> keep(n);
   for (std::size_t i = 0; i < n; ++i) keep[i] = wall[i] <= kSlowCallFactor * median;
   return keep;

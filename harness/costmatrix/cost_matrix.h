@@ -34,6 +34,23 @@ std::vector<core::CostRow> build(const trace::Trace& t);
 inline constexpr double kSlowCallFactor = 1.5;
 std::vector<bool> kept_calls(const trace::Trace& t);
 
+// The wall time of each call of a pass (from its start to the next call's, the last to the end),
+// and their lower median (0 without call_starts): the call kept_calls measures the others by, so
+// the kept calls, the ones the matrix shows, lie around it.
+std::vector<double> call_walls(const trace::Trace& t);
+double median_call_ns(const trace::Trace& t);
+
+// Whether a CPU pass ran in the state of the machine the timed samples saw: its median call
+// (tracer included) within kStateFactor of the measured median, either way. A shared machine
+// moves between states (other processes, OpenMP threads that spin or sleep) for seconds at a
+// time, and a pass of ten calls a few milliseconds long can fall wholly into one the samples'
+// median never saw: a per-op matrix of calls five times as slow as the median says nothing
+// about the case. On calls of a millisecond the tracer's own cost is far below the factor
+// (bench/cost_agreement.py), so a pass that fails this is another state, and the runner traces
+// again; on calls of a few microseconds the tracer alone may exceed it.
+inline constexpr double kStateFactor = 1.5;
+bool same_state(double pass_median_call_ns, double measured_median_ns);
+
 // The kernel view: one row per (kernel, launching op, grid, block).
 struct KernelRow {
   std::string kernel;

@@ -5,7 +5,7 @@
 // "timed differently", never as a regression or an improvement.
 //
 //   "cpu.wall"           CPU: wall clock around the call (harness/measure/wall_clock_timer)
-//   "cuda.<calls>.<time>"  GPU (harness/runner/timers.h):
+//   "cuda.<calls>.<time>"  GPU (harness/measure/device_timer.h):
 //       <calls>  "cold"    single calls, L2 flushed        (metric measure.graph_batch == 0)
 //                "graph"   CUDA-graph batches, warm        (measure.graph_batch > 0)
 //       <time>   "cupti"   every sample CUPTI kernel time  (measure.cupti_fraction == 1)

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 
+#include "harness/measure/clock.h"
 #include "harness/stats/median_ci.h"
 #include "harness/stats/quantile.h"
 #include "harness/stats/stationarity.h"
@@ -12,16 +13,6 @@
 namespace attnprof::measure {
 
 namespace {
-
-std::int64_t steady_ns() {
-  using namespace std::chrono;
-  return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
-}
-
-std::int64_t epoch_ns() {
-  using namespace std::chrono;
-  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 // Relative half-width of the median's CI: the larger side, since the interval of a skewed
 // distribution is asymmetric and the target is a promise about both.

@@ -1,6 +1,7 @@
 #include "harness/runner/traced_pass.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "harness/costmatrix/cost_matrix.h"
@@ -25,7 +26,32 @@ void traced_pass(const core::Case& c, const env::Description& env,
   // One untraced call first: whatever the first call after the timed samples does once (a
   // workspace, a cache) is not what the matrix should show.
   work();
-  trace::Trace t = trace::record([&] { work(); }, opts);
+  // On the CPU, a pass that ran in another state of the machine than the samples (its median
+  // call beyond costmatrix::kStateFactor of the measured median) is traced again, up to
+  // kPasses passes; where none agrees, the nearest is kept. trace.call_over_median says how far
+  // the kept pass's median call (tracer included) is from the measured median: on calls of a
+  // few microseconds the tracer's own cost alone goes beyond the factor, so this is a figure to
+  // read, not a failure. On a GPU the calls' wall time is not the device time the samples are,
+  // so there is one pass.
+  constexpr int kPasses = 3;
+  const double median = r.summary.median_ns;
+  trace::Trace t;
+  int passes = 0;
+  double off = 0;  // |log(pass median call / measured median)| of the kept pass
+  for (bool agreed = false; !agreed && passes < (cuda ? 1 : kPasses);) {
+    trace::Trace pass = trace::record([&] { work(); }, opts);
+    ++passes;
+    const double call = costmatrix::median_call_ns(pass);
+    agreed = cuda || costmatrix::same_state(call, median);
+    const double distance = call > 0 && median > 0 ? std::abs(std::log(call / median)) : 0;
+    if (passes == 1 || agreed || distance < off) {
+      t = std::move(pass);
+      off = distance;
+    }
+  }
+  r.metrics["trace.passes"] = passes;
+  if (!cuda && median > 0 && costmatrix::median_call_ns(t) > 0)
+    r.metrics["trace.call_over_median"] = costmatrix::median_call_ns(t) / median;
   r.cost = costmatrix::build(t);
   r.metrics["trace.calls"] = t.calls;
   const auto kept = costmatrix::kept_calls(t);

@@ -1,6 +1,8 @@
-// The traced pass: one more call of the case's workload, separate from the timed samples, under
-// the CPU tracer (and CUPTI on a GPU). It fills the case's cost matrix, its roofline figures and
-// bound classification, and for block and layer cases the attention share.
+// The traced pass: measure.trace_calls more warm calls of the case's workload, separate from the
+// timed samples, under the CPU tracer (and CUPTI on a GPU). It fills the case's cost matrix, its
+// roofline figures and bound classification, and for block and layer cases the attention share.
+// On the CPU a pass whose calls ran in another state of the machine than the samples (see
+// costmatrix::same_state) is traced again, up to three passes ("trace.passes").
 #pragma once
 
 #include <ATen/ATen.h>

@@ -136,8 +136,8 @@ int validate(sql::Connection& db) {
       const auto will = next.find(table);
       if (will == next.end()) continue;  // not ours to judge: no migration touches it
       for (const auto& c : columns)
-        if ((was == now.end() || std::find(was->second.begin(), was->second.end(), c) ==
-                                     was->second.end()))
+        if ((was == now.end() ||
+             std::find(was->second.begin(), was->second.end(), c) == was->second.end()))
           throw util::EnvironmentError(fmt::format(
               "{}: says schema version {} but has {} of a later version: damaged; it was left "
               "untouched: restore it from a backup, or pass another --db",
@@ -488,8 +488,8 @@ void Database::insert_case(const std::string& run_id, const core::CaseResult& cr
   sql::Statement ins_cost(
       m_db,
       "INSERT INTO cost_rows(case_id, idx, op, input_shapes, parent, calls, cpu_self_ns, "
-      "cpu_total_ns, device_self_ns, device_total_ns, share, bytes_allocated, kernels) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "cpu_total_ns, device_self_ns, device_total_ns, share, bytes_allocated, kernels, launches, "
+      "copies, input_dtypes, bytes_freed, kernel_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   ins_case.bind(1, run_id)
       .bind(2, cr.spec.key)
       .bind(3, cr.spec.kernel)
@@ -541,6 +541,11 @@ void Database::insert_case(const std::string& run_id, const core::CaseResult& cr
         .bind(11, r.share)
         .bind(12, r.bytes_allocated)
         .bind(13, to_json(r).at("kernels").dump())
+        .bind(14, r.launches)
+        .bind(15, r.copies)
+        .bind(16, r.input_dtypes)
+        .bind(17, r.bytes_freed)
+        .bind(18, json(r.kernel_ns).dump())
         .run();
   }
 }
@@ -684,7 +689,8 @@ std::optional<std::pair<RunInfo, RunInfo>> Database::find_pair(const std::string
     if (found.empty()) return std::nullopt;
     if (found.size() > 1)
       throw util::InputError(util::Diagnostic{
-          "--pair", 0, 0, fmt::format("\"{}\" names more than one A/B pair; give more of it", ref)});
+          "--pair", 0, 0,
+          fmt::format("\"{}\" names more than one A/B pair; give more of it", ref)});
     pair_id = found.front();
   }
   std::optional<RunInfo> base, head;
@@ -842,14 +848,17 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
       [](core::CaseResult& cr, const sql::Statement& st) { cr.metrics[st.text(1)] = st.real(2); });
   each(
       "SELECT case_id, op, input_shapes, parent, calls, cpu_self_ns, cpu_total_ns, "
-      "device_self_ns, device_total_ns, share, bytes_allocated, kernels FROM cost_rows "
+      "device_self_ns, device_total_ns, share, bytes_allocated, kernels, launches, copies, "
+      "input_dtypes, bytes_freed, kernel_ns FROM cost_rows "
       "WHERE case_id IN (SELECT id FROM cases WHERE run_id = ?) ORDER BY case_id, idx",
       [this](core::CaseResult& cr, const sql::Statement& st) {
-        core::CostRow r = from_stored_json(
-            m_db, "cost_rows", fmt::format("case_id {} op {}", st.int64(0), st.text(1)), "kernels",
-            [&] {
-              return cost_row_from_json({{"kernels", json::parse(st.text(11))}});
-            });
+        const std::string row = fmt::format("case_id {} op {}", st.int64(0), st.text(1));
+        core::CostRow r = from_stored_json(m_db, "cost_rows", row, "kernels", [&] {
+          return cost_row_from_json({{"kernels", json::parse(st.text(11))}});
+        });
+        r.kernel_ns = from_stored_json(m_db, "cost_rows", row, "kernel_ns", [&] {
+          return cost_row_from_json({{"kernel_ns", json::parse(st.text(16))}}).kernel_ns;
+        });
         r.op = st.text(1);
         r.input_shapes = st.text(2);
         r.parent = st.text(3);
@@ -860,6 +869,10 @@ std::optional<core::Run> Database::load_run(const std::string& ref) {
         r.device_total_ns = st.real(8);
         r.share = st.real(9);
         r.bytes_allocated = st.int64(10);
+        r.launches = static_cast<int>(st.int64(12));
+        r.copies = static_cast<int>(st.int64(13));
+        r.input_dtypes = st.text(14);
+        r.bytes_freed = st.int64(15);
         cr.cost.push_back(std::move(r));
       });
   return run;

@@ -127,11 +127,24 @@ CREATE INDEX runs_by_branch_time ON runs(git_branch, started_ns);
 CREATE INDEX runs_by_commit ON runs(git_commit);
 )sql";
 
+// v5: the rest of a cost row, so a stored run shows what the worker measured: kernel launches
+// and memcpy/memset copies per call of the case (apart, as the cost matrix counts them), the
+// input dtypes, the bytes freed, and each kernel's device time (a JSON array in the order of
+// `kernels`). Rows stored before v5 read as 0 launches and copies: v4 kept no counts.
+constexpr const char* v5 = R"sql(
+ALTER TABLE cost_rows ADD COLUMN launches INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cost_rows ADD COLUMN copies INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cost_rows ADD COLUMN input_dtypes TEXT NOT NULL DEFAULT '';
+ALTER TABLE cost_rows ADD COLUMN bytes_freed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cost_rows ADD COLUMN kernel_ns TEXT NOT NULL DEFAULT '[]';
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
     {3, "A/B pairs and their rounds", v3},
     {4, "indexes for history reads: runs by branch and time, runs by commit", v4},
+    {5, "cost rows: launches, copies, input dtypes, bytes freed, device time per kernel", v5},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

@@ -255,4 +255,30 @@ TEST_SUITE("costmatrix::CostMatrix") {
     t.call_starts.clear();
     CHECK(costmatrix::kept_calls(t).empty());
   }
+
+  TEST_CASE("a pass's median call, and whether it ran in the samples' state of the machine") {
+    trace::Trace t;
+    t.calls = 4;
+    t.call_starts = {0, 100, 200, 600};
+    t.end_ns = 720;
+    CHECK(costmatrix::call_walls(t) == std::vector<double>{100, 100, 400, 120});
+    CHECK(costmatrix::median_call_ns(t) == 100);  // the lower median, as kept_calls uses
+    // Half the calls preempted: the median is a fast call's, like the kept calls.
+    t.call_starts = {0, 100, 5'100, 5'200, 10'200, 10'300};
+    t.end_ns = 15'300;
+    CHECK(costmatrix::median_call_ns(t) == 100);
+    CHECK(costmatrix::kept_calls(t) == std::vector<bool>{true, false, true, false, true, false});
+    t.call_starts.clear();
+    CHECK(costmatrix::median_call_ns(t) == 0);
+    // Within 1.5x either way of the measured median: the same state.
+    CHECK(costmatrix::same_state(110, 100));
+    CHECK(costmatrix::same_state(150, 100));
+    CHECK_FALSE(costmatrix::same_state(151, 100));
+    CHECK(costmatrix::same_state(100, 149));
+    CHECK_FALSE(costmatrix::same_state(100, 151));
+    CHECK_FALSE(costmatrix::same_state(9'000, 100));  // a pass in a slow state
+    // Nothing to judge by: no call boundaries, or no median.
+    CHECK(costmatrix::same_state(0, 100));
+    CHECK(costmatrix::same_state(110, 0));
+  }
 }

@@ -68,6 +68,14 @@ TEST_SUITE("store::Database") {
     run.cases[1].max_abs_error = 0.3;
     run.cases[2].backend = "flash";
     run.cases[2].spec.scale = 0.125;
+    // The whole cost row (schema v5), as a GPU case's traced pass fills it.
+    for (auto& c : run.cases) {
+      c.cost[0].launches = 2;
+      c.cost[0].copies = 1;
+      c.cost[0].input_dtypes = "[float, float]";
+      c.cost[0].bytes_freed = 4096;
+      c.cost[0].kernel_ns = {1250.5};
+    }
     const std::string id = db.write_run(run);
     CHECK(id.size() == 36);
     CHECK(id[14] == '4');
@@ -103,7 +111,14 @@ TEST_SUITE("store::Database") {
       REQUIRE(b.cost.size() == 2);
       CHECK(b.cost[0].op == "aten::bmm");
       CHECK(b.cost[0].kernels == a.cost[0].kernels);
+      CHECK(b.cost[0].launches == 2);
+      CHECK(b.cost[0].copies == 1);
+      CHECK(b.cost[0].input_dtypes == "[float, float]");
+      CHECK(b.cost[0].bytes_freed == 4096);
+      CHECK(b.cost[0].kernel_ns == std::vector<double>{1250.5});
       CHECK(b.cost[1].share == 0.3);
+      CHECK(b.cost[1].launches == 0);
+      CHECK(b.cost[1].kernel_ns.empty());
     }
   }
 

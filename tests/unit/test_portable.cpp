@@ -29,7 +29,10 @@ TEST_SUITE("store::portable") {
   TEST_CASE("export then import moves runs, verdicts and annotations; importing twice adds once") {
     TempDir dir;
     auto src = Database::open(dir.file("a.db"));
-    auto id = src.write_run(make_run("c1", 10, 3, 50));
+    core::Run first = make_run("c1", 10, 3, 50);
+    first.cases[0].cost[0].launches = 3;
+    first.cases[0].cost[0].copies = 2;
+    auto id = src.write_run(first);
     src.write_run(make_run("c2", 20, 1, 4));
     src.write_verdicts(id, {{"k", "regression", "history", 1.08, 1.05, 1.1, 0.002, "", 3}});
     store::Annotation a;
@@ -60,6 +63,8 @@ TEST_SUITE("store::portable") {
     CHECK(run->cases.size() == 3);
     CHECK(run->cases[2].samples.size() == 50);
     CHECK(run->cases[2].samples[3].dropped);
+    CHECK(run->cases[0].cost[0].launches == 3);
+    CHECK(run->cases[0].cost[0].copies == 2);
     CHECK(dst.verdicts(id).at(0).ratio == 1.08);
     // A second export of the imported history is the same text.
     std::stringstream again;

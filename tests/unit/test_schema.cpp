@@ -118,4 +118,58 @@ TEST_SUITE("store::schema") {
     auto fixture = Database::open(copy_fixture(dir, "v1.db"));
     CHECK(layout(db) == layout(fixture));
   }
+
+  TEST_CASE(
+      "v4 database: cost rows gain launches and copies; old rows read as none, new ones keep "
+      "them") {
+    TempDir dir;
+    const std::string p = dir.file("v4.db");
+    {
+      // A v4 history as a v4 build wrote it: the chain's first four steps, and one run whose
+      // cost row names a kernel but has no counts.
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      for (const auto& m : store::schema::migrations())
+        if (m.version <= 4)
+          REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+      const char* data = R"sql(
+        INSERT INTO environments VALUES ('fp4', '{"device.name":"cpu"}');
+        INSERT INTO runs(id, started_ns, ended_ns, status, env_fingerprint)
+          VALUES ('4444', 10, 20, 'complete', 'fp4');
+        INSERT INTO cases(id, run_id, case_key, kernel, params, status)
+          VALUES (1, '4444', 'm/prefill/b1/eager', 'eager', '{"key":"m/prefill/b1/eager"}', 'ok');
+        INSERT INTO cost_rows(case_id, idx, op, input_shapes, parent, calls, cpu_self_ns,
+          cpu_total_ns, device_self_ns, device_total_ns, share, bytes_allocated, kernels)
+          VALUES (1, 0, 'aten::bmm', '[[1, 2], [2, 1]]', '', 2, 700, 900, 0, 0, 1, 64,
+                  '[["gemm_kernel", 2]]');
+        PRAGMA user_version = 4;
+      )sql";
+      REQUIRE(sqlite3_exec(raw, data, nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    auto db = Database::open(p);
+    CHECK(db.opened_at_version() == 4);
+    CHECK(db.connection().scalar_int("PRAGMA user_version") == store::schema::current_version);
+    auto old = db.load_run("4444");
+    REQUIRE(old);
+    REQUIRE(old->cases.size() == 1);
+    REQUIRE(old->cases[0].cost.size() == 1);
+    const core::CostRow& row = old->cases[0].cost[0];
+    CHECK(row.op == "aten::bmm");
+    CHECK(row.kernels == std::vector<std::pair<std::string, int>>{{"gemm_kernel", 2}});
+    CHECK(row.launches == 0);
+    CHECK(row.copies == 0);
+    CHECK(row.kernel_ns.empty());
+    // A run written after the migration keeps its counts.
+    core::Run run = testing::make_run("new", 30);
+    run.cases[0].cost[0].launches = 2;
+    run.cases[0].cost[0].copies = 1;
+    const std::string id = db.write_run(run);
+    auto back = db.load_run(id);
+    REQUIRE(back);
+    CHECK(back->cases[0].cost[0].launches == 2);
+    CHECK(back->cases[0].cost[0].copies == 1);
+    auto fresh = Database::open(dir.file("fresh.db"));
+    CHECK(layout(db) == layout(fresh));
+  }
 }

@@ -1,0 +1,77 @@
+// The traced pass (harness/runner/traced_pass.h) on the CPU: a pass whose calls ran in another
+// state of the machine than the timed samples is traced again; where no pass agrees, the
+// nearest is kept, and trace.call_over_median says how far it is.
+#include <chrono>
+#include <thread>
+
+#include "harness/env/probe.h"
+#include "harness/runner/traced_pass.h"
+#include "tests/torch/torch_doctest.h"
+
+using namespace attnprof;
+
+namespace {
+
+core::Case cpu_case() {
+  core::Case c;
+  c.key = "test/traced";
+  c.kernel = "eager";
+  c.model = {"tiny", 2, 2, 16, 32, 64, 0, 0, "layernorm"};
+  c.batch = 1;
+  c.q_len = c.kv_len = 8;
+  c.measure.trace_calls = 4;
+  return c;
+}
+
+// A workload whose calls sleep `slow_ms` until `slow_calls` calls have run, then `fast_ms`.
+std::function<at::Tensor()> work(int slow_calls, int slow_ms, int fast_ms, int& calls) {
+  return [=, &calls] {
+    RECORD_USER_SCOPE("attnprof::eager");
+    const int ms = calls++ < slow_calls ? slow_ms : fast_ms;
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return at::zeros({1});
+  };
+}
+
+}  // namespace
+
+TEST_SUITE("runner::traced_pass") {
+  TEST_CASE("a pass in another state of the machine than the samples is traced again") {
+    // The samples' median is 20 ms; the untraced call and the first pass (1 + 4 calls) take
+    // 100 ms each, as if the machine had turned slow after the samples. Long sleeps, so that a
+    // busy machine's late wake-ups stay far inside the 1.5x band.
+    core::CaseResult r;
+    r.spec = cpu_case();
+    r.summary.median_ns = 20e6;
+    int calls = 0;
+    runner::traced_pass(r.spec, env::describe(), work(5, 100, 20, calls), r);
+    CHECK(calls == 1 + 4 + 4);
+    CHECK(r.metrics.at("trace.passes") == 2);
+    CHECK(r.message.empty());
+    CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(20e6).epsilon(0.5));
+  }
+
+  TEST_CASE("a pass that agrees is the only one") {
+    core::CaseResult r;
+    r.spec = cpu_case();
+    r.summary.median_ns = 20e6;
+    int calls = 0;
+    runner::traced_pass(r.spec, env::describe(), work(0, 0, 20, calls), r);
+    CHECK(calls == 1 + 4);
+    CHECK(r.metrics.at("trace.passes") == 1);
+  }
+
+  TEST_CASE("no pass agrees: the nearest is kept, and a metric says how far") {
+    core::CaseResult r;
+    r.spec = cpu_case();
+    r.summary.median_ns = 10e6;
+    int calls = 0;
+    // Passes of 80 ms, 80 ms and 40 ms calls: the third is the nearest to the 10 ms median.
+    runner::traced_pass(r.spec, env::describe(), work(9, 80, 40, calls), r);
+    CHECK(calls == 1 + 3 * 4);
+    CHECK(r.metrics.at("trace.passes") == 3);
+    CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(40e6).epsilon(0.5));
+    CHECK(r.metrics.at("trace.call_over_median") == doctest::Approx(4).epsilon(0.5));
+    CHECK(r.message.empty());
+  }
+}
