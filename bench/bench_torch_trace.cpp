@@ -64,7 +64,11 @@ double with_empty_callback(const std::function<void()>& calls, bool needs_inputs
 // warm calls recorded in one session, then the cost matrix), per call; and a single call in its
 // own session (plain record()), which also pays the session's set-up and the merge of the
 // buffers once for one call.
+// Only the passes whose name contains this (the first argument), e.g. "eager" for a profile.
+std::string g_only;
+
 void compare(const char* name, const std::function<void()>& call, int reps) {
+  if (std::string(name).find(g_only) == std::string::npos) return;
   constexpr int pass_calls = 10;  // measure.trace_calls' default
   for (int i = 0; i < 20; ++i) call();  // warm up
   trace::Options one, pass, pass_nomem;
@@ -100,7 +104,8 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) g_only = argv[1];
   // The allocator as attnprof-worker sets it: otherwise a traced pass's freed buffers trim the
   // heap and the next call's temporaries fault their pages in again, a cost users never see.
   util::keep_freed_memory();
