@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU check, run on a machine with a GPU from a bundle made by ci/device-bundle.sh:
 # environment, the GPU tests (CUDA kernels against the CPU reference, the CUPTI tracer, the
-# timers), a short GPU suite stored in SQLite with its cost matrices and Perfetto traces, and the
-# GPU benchmarks. Everything goes to $OUT (default ./device-out) as it happens: one log per step,
+# timers), a short GPU suite stored in SQLite with its cost matrices and Perfetto traces, the GPU
+# benchmarks, and AOTInductor packages made and run on the GPU (ci/device-aoti.yaml). Everything
+# goes to $OUT (default ./device-out) as it happens: one log per step,
 # written while the step runs, and summary.txt, one line per step (ok, failed, timed out or
 # skipped, and why), rewritten after every step. So a check cut short still returns what ran.
 #
@@ -98,5 +99,14 @@ for b in bench_torch_timers bench_torch_kernels bench_torch_agreement bench_torc
     record "$(printf '%-10s skipped: not in the bundle' "$b")"
   fi
 done
+# Compiled attention: AOTInductor packages of BERT-base attention (kernel and block) made here
+# with this machine's torch (Triton code for this GPU), then run beside eager and sdpa.flash.
+# Last, so the steps the GPU path needs most run first; skipped when the budget is spent.
+step aoti-pack 150 "$python" ci/aoti-package.py ci/device-aoti.yaml \
+  --attnprof "$bundle/bin/attnprof" --cache "$out/aoti-cache"
+if [ -f ci/device-aoti-bert-base-kernel.pt2 ] || [ -f ci/device-aoti-bert-base-block.pt2 ]; then
+  step aoti-run 60 "$bundle/bin/attnprof" run ci/device-aoti.yaml --db "$out/aoti.db" \
+    --cost-rows 8
+fi
 record "total $((SECONDS - start))s of a ${budget}s budget"
 exit "$failed"
