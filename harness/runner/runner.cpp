@@ -226,16 +226,17 @@ core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool tra
     for (const auto& note : m_state->timer->notes())
       r.message += (r.message.empty() ? "" : "; ") + note;
     add_roofline_metrics(r);
+    // A variant that is the whole block or layer is one call: no attention of its own to time
+    // apart.
+    const bool whole = kernel::replaces_workload(r.spec, *m_state->variant);
 #ifdef ATTNPROF_HAVE_TRACE
     if (trace && m_options.trace && r.spec.measure.trace)
       traced_pass(r.spec, m_env, m_state->work, r,
-                  {m_options.perfetto_dir, m_options.hardware_counters});
+                  {m_options.perfetto_dir, m_options.hardware_counters, !whole});
 #else
     (void)trace;
 #endif
-    if (kernel::replaces_workload(r.spec, *m_state->variant)) {
-      // The whole block is the package's one call: no attention of its own to time apart.
-      r.metrics.erase("attention.share");
+    if (whole) {
       r.message += std::string(r.message.empty() ? "" : "; ") +
                    "attention share: not separable, the package computes the whole " +
                    core::to_string(r.spec.level) + " in one call (attention fused with the rest)";

@@ -105,7 +105,7 @@ void traced_pass(const core::Case& c, const env::Description& env,
     for (const auto& [k, v] : costmatrix::metrics(roof)) r.metrics.try_emplace("roofline." + k, v);
     r.metrics["roofline.busy_fraction"] = roof.busy_fraction;
     if (!roof.bound.empty()) r.metrics[costmatrix::bound_metric(roof.bound)] = 1;
-  } else {
+  } else if (options.attention_share) {
     r.metrics["attention.share"] = costmatrix::share_of(t, attention_scope(c.kernel));
   }
 }

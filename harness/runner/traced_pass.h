@@ -17,6 +17,9 @@ namespace attnprof::runner {
 struct TraceOptions {
   std::string perfetto_dir;        // also write the trace there as Chrome/Perfetto JSON
   bool hardware_counters = false;  // DRAM bytes via the range profiler (a second pass, GPU only)
+  // Block and layer cases: the attention scope's share of the call. Off where the variant is the
+  // whole block or layer (a compiled package): its scope is the whole call, not attention.
+  bool attention_share = true;
 };
 
 void traced_pass(const core::Case& c, const env::Description& env,

@@ -61,6 +61,21 @@ if grep -qE "block/aoti:tiny-block.pt2 +ok" <<<"$out" &&
 else
   bad "block package:"; sed 's/^/    /' <<<"$out" | tail -30
 fi
+# The metric itself: the harness's block has an attention share, the whole-block package none.
+shares="$("$build/attnprof" export | python3 -c '
+import json, sys
+for line in sys.stdin:
+    run = json.loads(line).get("run")
+    for c in (run or {}).get("cases", []):
+        if c["spec"]["level"] == "block" and c["status"] == "ok":
+            print(c["spec"]["kernel"], "attention.share" in c["metrics"])
+' | sort -u)"
+if grep -qx "sdpa.math True" <<<"$shares" && grep -qx "aoti:tiny-block.pt2 False" <<<"$shares" &&
+   ! grep -qx "aoti:tiny-block.pt2 True" <<<"$shares"; then
+  ok "attention.share: stored for the harness's block, not for the package"
+else
+  bad "attention.share per block kernel:"; sed 's/^/    /' <<<"$shares"
+fi
 # Inductor's generated CPU kernels are rows of the cost matrix, under the package's call.
 expect "the cost matrix maps the generated kernels to the package's call" 0 \
   "cpp_fused" -- "$build/attnprof" show latest --case '*block/aoti*'
