@@ -192,6 +192,17 @@ class Server {
     return reply;
   }
 
+  // A prepare or batch reply: whether the case goes on, and where it ended early (a failed
+  // check, a skip, a kernel error) its result, the session then closed.
+  json with_end_if_done(json reply, bool& exit_after) {
+    reply["ready"] = m_session->ready();
+    if (!m_session->ready()) {
+      reply.update(result_reply(m_session->result(), m_asked, exit_after));
+      m_session.reset();
+    }
+    return reply;
+  }
+
   json dispatch(const std::string& op, const json& req, bool& exit_after) {
     if (op == "describe") {
       json plugins = json::array();
@@ -212,23 +223,13 @@ class Server {
       m_samples.clear();
       m_session = runner().prepare(as_run(m_asked));
       m_session->warm_up();
-      json reply = {{"ready", m_session->ready()}};
-      if (!m_session->ready()) {
-        reply.update(result_reply(m_session->result(), m_asked, exit_after));
-        m_session.reset();
-      }
-      return reply;
+      return with_end_if_done({}, exit_after);
     }
     if (op == "batch") {
       if (!m_session) throw std::logic_error("batch without a prepared case");
       auto samples = m_session->batch(req.at("ns").get<double>(), req.at("max").get<int>());
       m_samples.insert(m_samples.end(), samples.begin(), samples.end());
-      json reply = {{"samples", samples_to_json(samples)}, {"ready", m_session->ready()}};
-      if (!m_session->ready()) {
-        reply.update(result_reply(m_session->result(), m_asked, exit_after));
-        m_session.reset();
-      }
-      return reply;
+      return with_end_if_done({{"samples", samples_to_json(samples)}}, exit_after);
     }
     if (op == "finish") {
       if (!m_session) throw std::logic_error("finish without a prepared case");
