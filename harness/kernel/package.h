@@ -27,7 +27,8 @@ std::string package_path(const core::Case& c);
 bool takes_mask_tensor(const core::Case& c);
 // Whether causal masking is SDPA's is_causal flag (top-left aligned, so only for Sq == Sk).
 bool causal_flag(const core::Case& c);
-// The softmax scale: the scenario's, else 1/sqrt(head_dim).
+// The softmax scale: the scenario's, else 1/sqrt(head_dim). Every kernel gets this one
+// (runner::make_inputs, the adapters of our own kernels, a package's metadata check).
 double softmax_scale(const core::Case& c);
 
 }  // namespace attnprof::kernel

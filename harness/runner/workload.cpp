@@ -112,7 +112,7 @@ kernel::Inputs make_inputs(const core::Case& c) {
     in.seq_lens = at::tensor(std::vector<int>(c.seq_lens.begin(), c.seq_lens.end()), at::kInt);
   in.mask = make_mask(c, in.seq_lens, dev);
   if (in.seq_lens.defined()) in.seq_lens = in.seq_lens.to(dev);
-  in.scale = c.scale ? *c.scale : 1.0 / std::sqrt(double(c.model.head_dim));
+  in.scale = kernel::softmax_scale(c);
   return in;
 }
 

@@ -6,10 +6,10 @@
 
 #include <ATen/ATen.h>
 
-#include <cmath>
 #include <optional>
 #include <string>
 
+#include "harness/kernel/package.h"
 #include "harness/kernel/registry.h"
 #include "harness/kernel/variants/variants.h"
 #include "kernels/attention_params.h"
@@ -36,7 +36,7 @@ inline kernels::AttentionParams case_params(const core::Case& c) {
   p.batch = c.batch, p.heads_q = c.model.heads, p.heads_kv = c.model.kv_heads;
   p.seq_q = c.q_len, p.seq_k = c.kv_len, p.head_dim = c.model.head_dim;
   p.set_contiguous_bhsd();
-  p.scale = static_cast<float>(c.scale ? *c.scale : 1.0 / std::sqrt(double(c.model.head_dim)));
+  p.scale = static_cast<float>(softmax_scale(c));
   p.causal = c.mask == core::MaskKind::causal || c.mask == core::MaskKind::sliding_window;
   p.window = c.mask == core::MaskKind::sliding_window ? c.window : 0;
   static const float placeholder_mask = 0;
