@@ -37,7 +37,8 @@ void traced_pass(const core::Case& c, const env::Description& env,
   const double median = r.summary.median_ns;
   trace::Trace t;
   int passes = 0;
-  double off = 0;  // |log(pass median call / measured median)| of the kept pass
+  double off = 0;        // |log(pass median call / measured median)| of the kept pass
+  double kept_call = 0;  // the kept pass's median call
   for (bool agreed = false; !agreed && passes < (cuda ? 1 : kPasses);) {
     trace::Trace pass = trace::record([&] { work(); }, opts);
     ++passes;
@@ -47,11 +48,11 @@ void traced_pass(const core::Case& c, const env::Description& env,
     if (passes == 1 || agreed || distance < off) {
       t = std::move(pass);
       off = distance;
+      kept_call = call;
     }
   }
   r.metrics["trace.passes"] = passes;
-  if (!cuda && median > 0 && costmatrix::median_call_ns(t) > 0)
-    r.metrics["trace.call_over_median"] = costmatrix::median_call_ns(t) / median;
+  if (!cuda && median > 0 && kept_call > 0) r.metrics["trace.call_over_median"] = kept_call / median;
   r.cost = costmatrix::build(t);
   r.metrics["trace.calls"] = t.calls;
   const auto kept = costmatrix::kept_calls(t);
