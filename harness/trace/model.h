@@ -17,7 +17,8 @@ namespace attnprof::trace {
 
 // One ATen op call (RecordFunction scope FUNCTION or USER_SCOPE).
 struct OpEvent {
-  std::string name;          // "aten::matmul"
+  std::string name;  // "aten::matmul"
+  // Shapes, dtypes and bytes come from the op's counterpart in the description call (tracer.h).
   std::string input_shapes;  // "[[1, 12, 128, 64], [1, 12, 64, 128]]"; [] for a non-tensor input
   std::string input_dtypes;  // "[float, float]"
   std::int64_t parent = -1;  // index into Trace::ops of the enclosing op on the same thread
@@ -63,7 +64,9 @@ struct ApiEvent {
   std::int64_t op = -1;
 };
 
-// One allocation (bytes > 0) or free (bytes < 0) reported by a LibTorch allocator.
+// One allocation (bytes > 0) or free (bytes < 0) reported by a LibTorch allocator during the
+// description call (tracer.h): at_ns is a time in that call, which comes after the timed ones;
+// op is the counterpart, in the first timed call, of the op it happened in.
 struct MemoryEvent {
   std::uint64_t at_ns = 0;
   std::int64_t bytes = 0;
@@ -82,10 +85,11 @@ struct Trace {
   std::vector<DeviceEvent> device;
   std::vector<ApiEvent> api;
   std::vector<MemoryEvent> memory;
-  std::uint64_t start_ns = 0, end_ns = 0;  // the body's wall-clock window
+  std::uint64_t start_ns = 0, end_ns = 0;  // the timed calls' wall-clock window
   bool device_traced = false;              // CUPTI ran for this pass
   std::uint64_t dropped_records = 0;       // CUPTI records lost (buffers full)
-  // Highest bytes in use above the level at the start of the pass, per device ("cpu", "cuda:0").
+  // Highest bytes in use above the level at the start of the description call, per device
+  // ("cpu", "cuda:0").
   std::map<std::string, std::int64_t> peak_bytes;
   // Hardware counters over the whole body (range profiler), e.g. "dram__bytes_read.sum".
   std::map<std::string, double> counters;

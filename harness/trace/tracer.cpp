@@ -1,19 +1,27 @@
 // The CPU tracer and the record() session (tracer.h). The only translation unit of the trace
 // stage that includes LibTorch headers.
 //
-// How it hangs together: record() publishes a Session, adds one global RecordFunction callback
-// pair and installs a memory reporter in this thread's PROFILER_STATE debug-info slot. The enter
-// callback appends a raw op to its thread's own buffer (parent = top of this thread's op stack),
-// takes the op's index from one atomic counter (so indices are the global enter order) and
-// pushes the op's external id to the device tracer; exit stamps the end and pops. Timestamps are
-// taken last on enter and first on exit, so the tracer's own bookkeeping stays out of the op's
-// time as far as it can.
+// How it hangs together: record() runs the body in two sessions. The timed one (options.calls
+// calls, CUPTI around it where a GPU is traced) records names, nesting and times; the
+// description call after it (one call) also boxes every op's inputs and reports memory, and its
+// shapes, dtypes and bytes go to the timed ops by counterpart (same name, same occurrence in the
+// call). A session publishes itself, adds one global RecordFunction callback pair and, for the
+// description call, installs a memory reporter in this thread's PROFILER_STATE debug-info slot.
+// The enter callback appends a raw op to its thread's own buffer (parent = top of this thread's
+// op stack), takes the op's index from one atomic counter (so indices are the global enter
+// order) and pushes the op's external id to the device tracer; exit finds the op by the
+// RecordFunction's handle, stamps the end and pops. Timestamps are taken last on enter and first
+// on exit, so the tracer's own bookkeeping stays out of the op's time as far as it can, and the
+// rest is measured (a running total per thread) and taken out by the cost matrix.
 //
-// What keeps the overhead down (bench/bench_torch_trace measures it against untraced passes):
-// no lock and no string building while the body runs. Each thread appends to buffers that only
-// it touches, reserved ahead; input shapes go in as numbers and dtype and kind names as bytes
-// in an arena; the text torch.profiler shows ("[[1, 2, 8, 4], []]") and the per-op memory
-// totals are built once, after the body, when the buffers are merged into the Trace.
+// What keeps the overhead of the timed calls down (bench/bench_torch_trace measures it against
+// untraced calls): no lock, no allocation (past the buffers' reserve) and no string building
+// while the body runs; no boxing of inputs and no memory reports (the description call has
+// them, after the timed calls, since what it leaves in the caches slows the calls that follow
+// it); a clock that is one instruction (the TSC, where the kernel keeps time with it). Each
+// thread appends to buffers that only it touches, reserved ahead; names go into an arena; the
+// text torch.profiler shows ("[[1, 2, 8, 4], []]") and the per-op memory totals are built once,
+// after the body.
 #include "harness/trace/tracer.h"
 
 #include <ATen/record_function.h>
@@ -23,9 +31,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
+#include <unordered_map>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #ifdef ATTNPROF_HAVE_CUPTI
 #include "harness/trace/counters.h"
@@ -56,13 +72,42 @@ std::uint64_t steady_ns() {
                                         .count());
 }
 
-// One input of an op as recorded: a tensor's dims (in ThreadBuffer::dims) and dtype name, or
-// the kind of a non-tensor input; names in ThreadBuffer::text.
+// The clock of a session without CUPTI. A pass reads its clock four times per op, and the steady
+// clock (clock_gettime through the vDSO) costs two to three times more inside a pass of large
+// ops than between tiny ones: the ops' own data evicts the vDSO's. The TSC is one instruction
+// and reads no memory. It is used only where the kernel keeps time with it itself (clocksource
+// "tsc": a constant rate, synchronized across CPUs); the readings are turned into steady-clock
+// nanoseconds after the body, from steady-clock readings taken beside the TSC when the session
+// begins and ends.
+bool tsc_clock_usable() {
+#if defined(__x86_64__)
+  static const bool usable = [] {
+    std::ifstream f("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+    std::string source;
+    return static_cast<bool>(f >> source) && source == "tsc";
+  }();
+  return usable;
+#else
+  return false;
+#endif
+}
+
+std::uint64_t tsc_now() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return 0;
+#endif
+}
+
+// One input of an op as recorded: a tensor's dims (in ThreadBuffer::dims) and dtype, or the
+// kind of a non-tensor input (its name in ThreadBuffer::text).
 struct RawInput {
   enum Kind : std::uint8_t { tensor, undefined_tensor, other };
   Kind kind = other;
+  c10::ScalarType dtype = c10::ScalarType::Undefined;  // tensor: named at the merge
   std::uint32_t ndim = 0, dims = 0;      // tensor: its sizes at dims[dims, dims + ndim)
-  std::uint32_t text = 0, text_len = 0;  // dtype name (tensor) or IValue kind (other)
+  std::uint32_t text = 0, text_len = 0;  // other: the IValue's kind
 };
 
 struct RawOp {
@@ -72,7 +117,9 @@ struct RawOp {
   std::uint32_t name = 0, name_len = 0;    // in ThreadBuffer::text
   std::uint32_t inputs = 0, n_inputs = 0;  // in ThreadBuffer::inputs
   std::int64_t bytes_allocated = 0, bytes_freed = 0;
-  std::uint64_t tracer_ns = 0;  // the tracer's own time inside this op's window
+  // The thread's running total of tracer time (ThreadBuffer::tracer_ns) when the op started and
+  // when it ended: their difference is the tracer's own time inside the op's window.
+  std::uint64_t tracer_at_start = 0, tracer_at_end = 0;
 };
 
 struct RawMemory {
@@ -85,7 +132,15 @@ struct RawMemory {
 // An op that ended on another thread than the one it started on (async ops): applied at the
 // merge, so no thread ever writes into another thread's buffer.
 struct ForeignEnd {
-  std::uint64_t index = 0, end_ns = 0;
+  at::RecordFunctionHandle handle = 0;
+  std::uint64_t end_ns = 0;
+};
+
+// An op open on its thread: the RecordFunction's handle matches the exit callback to it.
+struct OpenOp {
+  std::uint64_t index = 0;
+  std::uint32_t slot = 0;  // in ThreadBuffer::ops
+  at::RecordFunctionHandle handle = 0;
 };
 
 // What one thread recorded in one session. Only that thread writes it while the body runs.
@@ -97,12 +152,17 @@ struct ThreadBuffer {
   std::string text;
   std::vector<RawMemory> memory;
   std::vector<ForeignEnd> foreign_ends;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> stack;  // open ops: (index, slot in ops)
+  std::vector<at::RecordFunctionHandle> handles;  // per op in ops, to place foreign ends
+  std::vector<OpenOp> stack;
+  // The tracer's own time on this thread so far in this session (callbacks, memory reports).
+  // Each op reads it when it starts and ends, so charging it is O(1) however deep the nesting.
+  std::uint64_t tracer_ns = 0;
 
   explicit ThreadBuffer(std::uint32_t n) : number(n) {
-    // Enough for a kernel or block pass without growing; kept small (under glibc's 128 KiB
-    // mmap threshold each) because these are made and freed on every traced pass.
-    ops.reserve(256);
+    // Enough for ten calls of a kernel or block case without growing; kept under glibc's
+    // 128 KiB mmap threshold each because these are made and freed on every traced pass.
+    ops.reserve(1024);
+    handles.reserve(1024);
     inputs.reserve(1024);
     dims.reserve(4096);
     text.reserve(8192);
@@ -126,13 +186,6 @@ struct ThreadSlot {
 };
 thread_local ThreadSlot t_slot;
 
-struct OpContext : at::ObserverContext {
-  std::uint64_t generation = 0;
-  ThreadBuffer* owner = nullptr;
-  std::uint64_t index = 0;
-  std::uint32_t slot = 0;  // in owner->ops
-};
-
 // torch.profiler's record_shapes format: one entry per input, [] for non-tensors.
 void format_inputs(const ThreadBuffer& b, const RawOp& op, std::string& shapes,
                    std::string& dtypes) {
@@ -151,7 +204,7 @@ void format_inputs(const ThreadBuffer& b, const RawOp& op, std::string& shapes,
         shapes += std::to_string(b.dims[in.dims + d]);
       }
       shapes += ']';
-      dtypes += b.text_at(in.text, in.text_len);
+      dtypes += c10::scalarTypeToTypeMeta(in.dtype).name();
     } else {
       shapes += "[]";
       dtypes += in.kind == RawInput::undefined_tensor ? std::string_view("undefined")
@@ -164,13 +217,29 @@ void format_inputs(const ThreadBuffer& b, const RawOp& op, std::string& shapes,
 
 class Session {
  public:
-  Session(DeviceTracer* device, bool memory) : m_device(device), m_memory(memory) {}
+  Session(DeviceTracer* device, bool inputs)
+      : m_device(device),
+        m_inputs(inputs),
+        m_tsc(device == nullptr && tsc_clock_usable()) {}
 
+  // A reading of the session's clock: nanoseconds (CUPTI's clock, or the steady clock), or TSC
+  // ticks that to_ns() converts once the session has ended.
   std::uint64_t now() const {
 #ifdef ATTNPROF_HAVE_CUPTI
     if (m_device) return m_device->timestamp_ns();
 #endif
-    return steady_ns();
+    return m_tsc ? tsc_now() : steady_ns();
+  }
+  // A reading of now() in nanoseconds; valid after end().
+  std::uint64_t to_ns(std::uint64_t reading) const {
+    if (!m_tsc) return reading;
+    const double ticks = static_cast<double>(static_cast<std::int64_t>(reading - m_tsc0));
+    return m_ns0 + static_cast<std::uint64_t>(std::llround(std::max(0.0, ticks * m_ns_per_tick)));
+  }
+  // A difference of two readings in nanoseconds; valid after end().
+  std::uint64_t duration_ns(std::uint64_t readings) const {
+    return m_tsc ? static_cast<std::uint64_t>(std::llround(double(readings) * m_ns_per_tick))
+                 : readings;
   }
 
   // This thread's buffer, made on its first op or allocation in this session (under the lock:
@@ -184,28 +253,25 @@ class Session {
     return *t_slot.buffer;
   }
 
-  // The tracer's time inside every op open on this thread: its callbacks run inside their
-  // ancestors' windows, and the cost matrix takes that time out of their self and total times.
-  static void charge(ThreadBuffer& b, std::size_t open_ops, std::uint64_t ns) {
-    for (std::size_t i = 0; i < open_ops && i < b.stack.size(); ++i)
-      b.ops[b.stack[i].second].tracer_ns += ns;
-  }
-
+  // The exit callback finds its op on this thread's stack by the RecordFunction's handle, so
+  // no per-op context is allocated (LibTorch calls exit callbacks whether or not enter returned
+  // one).
   std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction& fn) {
     const std::uint64_t entered = now();
     ThreadBuffer& b = buffer();
-    const std::size_t ancestors = b.stack.size();
-    RawOp op;
+    const auto slot = static_cast<std::uint32_t>(b.ops.size());
+    RawOp& op = b.ops.emplace_back();
     op.index = m_next_op.fetch_add(1, std::memory_order_relaxed);
-    op.parent = b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().first);
+    op.parent = b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().index);
     const std::string_view name = fn.name();
     op.name = b.add_text(name);
     op.name_len = static_cast<std::uint32_t>(name.size());
-    const auto inputs = fn.inputs();
+    // Empty unless the callback asked for inputs (the description call, Options::shapes).
+    const auto inputs = m_inputs ? fn.inputs() : c10::ArrayRef<const c10::IValue>();
     op.inputs = static_cast<std::uint32_t>(b.inputs.size());
     op.n_inputs = static_cast<std::uint32_t>(inputs.size());
     for (const c10::IValue& v : inputs) {
-      RawInput in;
+      RawInput& in = b.inputs.emplace_back();
       if (v.isTensor()) {
         const at::Tensor& t = v.toTensor();
         if (t.defined()) {
@@ -214,9 +280,7 @@ class Session {
           in.ndim = static_cast<std::uint32_t>(sizes.size());
           in.dims = static_cast<std::uint32_t>(b.dims.size());
           b.dims.insert(b.dims.end(), sizes.begin(), sizes.end());
-          const std::string_view dtype = t.dtype().name();
-          in.text = b.add_text(dtype);
-          in.text_len = static_cast<std::uint32_t>(dtype.size());
+          in.dtype = t.scalar_type();
         } else {
           in.kind = RawInput::undefined_tensor;
         }
@@ -226,64 +290,66 @@ class Session {
         in.text = b.add_text(kind);
         in.text_len = static_cast<std::uint32_t>(kind.size());
       }
-      b.inputs.push_back(in);
     }
-    const auto slot = static_cast<std::uint32_t>(b.ops.size());
-    b.stack.emplace_back(op.index, slot);
+    b.handles.push_back(fn.handle());
+    b.stack.push_back(OpenOp{op.index, slot, fn.handle()});
 #ifdef ATTNPROF_HAVE_CUPTI
     if (m_device) m_device->push_external_id(op.index + 1);
 #endif
-    auto ctx = std::make_unique<OpContext>();
-    ctx->generation = m_generation;
-    ctx->owner = &b;
-    ctx->index = op.index;
-    ctx->slot = slot;
-    b.ops.push_back(op);
     const std::uint64_t started = now();
-    b.ops.back().start_ns = started;
-    charge(b, ancestors, started - entered);
-    return ctx;
+    op.start_ns = started;
+    b.tracer_ns += started - entered;
+    op.tracer_at_start = b.tracer_ns;
+    return nullptr;
   }
 
-  void exit(at::ObserverContext* c) {
+  void exit(const at::RecordFunction& fn) {
     const std::uint64_t t = now();
-    auto* ctx = static_cast<OpContext*>(c);
-    if (!ctx || ctx->generation != m_generation) return;
-#ifdef ATTNPROF_HAVE_CUPTI
-    if (m_device) m_device->pop_external_id();
-#endif
     ThreadBuffer& b = buffer();
-    if (ctx->owner == &b)
-      b.ops[ctx->slot].end_ns = t;
-    else
-      b.foreign_ends.push_back({ctx->index, t});
-    // Async ops may end on another thread; only this thread's own stack is touched.
+    const at::RecordFunctionHandle handle = fn.handle();
+    // Almost always the top of the stack; an op whose start this thread did not see (an async
+    // op started elsewhere, or one that began before the session) is placed at the merge.
     auto& stack = b.stack;
-    if (!stack.empty() && stack.back().first == ctx->index) {
-      stack.pop_back();
+    auto it = stack.rbegin();
+    while (it != stack.rend() && it->handle != handle) ++it;
+    if (it != stack.rend()) {
+#ifdef ATTNPROF_HAVE_CUPTI
+      if (m_device) m_device->pop_external_id();
+#endif
+      RawOp& op = b.ops[it->slot];
+      op.end_ns = t;
+      op.tracer_at_end = b.tracer_ns;
+      stack.erase(std::next(it).base());
     } else {
-      auto it = std::find_if(stack.rbegin(), stack.rend(),
-                             [&](const auto& e) { return e.first == ctx->index; });
-      if (it != stack.rend()) stack.erase(std::next(it).base());
+      b.foreign_ends.push_back({handle, t});
     }
-    charge(b, stack.size(), now() - t);
+    b.tracer_ns += now() - t;
   }
 
   void memory(std::int64_t bytes, const c10::Device& device) {
     const std::uint64_t t = now();
     ThreadBuffer& b = buffer();
-    const std::int64_t op = b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().first);
+    const std::int64_t op = b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().index);
     b.memory.push_back(RawMemory{t, bytes, device, op});
-    charge(b, b.stack.size(), now() - t);
+    b.tracer_ns += now() - t;
   }
 
   void begin() {
     m_generation = g_generation.fetch_add(1) + 1;
     buffer();  // the calling thread is thread 0
+    if (m_tsc) {
+      m_ns0 = steady_ns();
+      m_tsc0 = tsc_now();
+    }
     g_session.store(this, std::memory_order_release);
   }
   void end() {
     g_session.store(nullptr, std::memory_order_release);
+    if (m_tsc) {
+      const std::uint64_t tsc1 = tsc_now();
+      const std::uint64_t ns1 = steady_ns();
+      m_ns_per_tick = tsc1 > m_tsc0 ? double(ns1 - m_ns0) / double(tsc1 - m_tsc0) : 0.0;
+    }
   }
 
   // After the body: every thread's ops in enter order with their text, memory events in time
@@ -295,17 +361,27 @@ class Session {
       for (const RawOp& raw : b->ops) {
         OpEvent& op = t.ops[raw.index];
         op.name = b->text_at(raw.name, raw.name_len);
-        format_inputs(*b, raw, op.input_shapes, op.input_dtypes);
+        if (m_inputs) format_inputs(*b, raw, op.input_shapes, op.input_dtypes);
         op.parent = raw.parent;
-        op.start_ns = raw.start_ns;
-        op.end_ns = raw.end_ns;
-        op.tracer_ns = raw.tracer_ns;
+        op.start_ns = to_ns(raw.start_ns);
+        op.end_ns = raw.end_ns == 0 ? 0 : to_ns(raw.end_ns);
+        // An op still open at the end (or ended on another thread) has no end reading.
+        op.tracer_ns = raw.tracer_at_end >= raw.tracer_at_start
+                           ? duration_ns(raw.tracer_at_end - raw.tracer_at_start)
+                           : 0;
         op.thread = b->number;
         op.external_id = raw.index + 1;
       }
     std::vector<const RawMemory*> memory;
+    std::map<at::RecordFunctionHandle, std::uint64_t> open;  // handle -> index, ops not ended
     for (const auto& b : m_buffers) {
-      for (const ForeignEnd& e : b->foreign_ends) t.ops[e.index].end_ns = e.end_ns;
+      for (std::size_t i = 0; i < b->ops.size(); ++i)
+        if (b->ops[i].end_ns == 0) open.emplace(b->handles[i], b->ops[i].index);
+    }
+    for (const auto& b : m_buffers) {
+      for (const ForeignEnd& e : b->foreign_ends)
+        if (auto it = open.find(e.handle); it != open.end())
+          t.ops[it->second].end_ns = to_ns(e.end_ns);
       for (const RawMemory& m : b->memory) memory.push_back(&m);
     }
     std::stable_sort(memory.begin(), memory.end(),
@@ -323,17 +399,27 @@ class Session {
         else
           t.ops[m->op].bytes_freed += -m->bytes;
       }
-      t.memory.push_back(MemoryEvent{m->at_ns, m->bytes, dev, m->op});
+      t.memory.push_back(MemoryEvent{to_ns(m->at_ns), m->bytes, dev, m->op});
     }
   }
 
-  bool memory_enabled() const {
-    return m_memory;
+  // The body's window and call starts, read with now() by record(), in nanoseconds.
+  void convert_window(Trace& t) const {
+    t.start_ns = to_ns(t.start_ns);
+    t.end_ns = to_ns(t.end_ns);
+    for (auto& at : t.call_starts) at = to_ns(at);
+  }
+
+  bool inputs_enabled() const {
+    return m_inputs;
   }
 
  private:
   DeviceTracer* m_device;
-  bool m_memory;
+  bool m_inputs;
+  bool m_tsc;  // now() reads the TSC
+  std::uint64_t m_tsc0 = 0, m_ns0 = 0;  // TSC and steady clock side by side at begin()
+  double m_ns_per_tick = 0;             // from those and the same at end()
   std::uint64_t m_generation = 0;
   std::atomic<std::uint64_t> m_next_op{0};
   std::mutex m_mutex;  // m_buffers
@@ -345,9 +431,9 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   return s ? s->enter(fn) : nullptr;
 }
 
-void on_exit(const at::RecordFunction&, at::ObserverContext* ctx) {
+void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
   Session* s = g_session.load(std::memory_order_acquire);
-  if (s) s->exit(ctx);
+  if (s) s->exit(fn);
 }
 
 // The allocators (CPU and CUDA caching) call this for every allocation and free while it sits
@@ -374,7 +460,8 @@ class Installed {
     s.begin();
     m_handle = at::addGlobalCallback(
         at::RecordFunctionCallback(&on_enter, &on_exit)
-            .needsInputs(true)
+            .needsInputs(s.inputs_enabled())
+            .needsIds(true)
             .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
   }
   ~Installed() {
@@ -389,20 +476,77 @@ class Installed {
   at::CallbackHandle m_handle = 0;
 };
 
-}  // namespace
-
-Trace record(const std::function<void()>& body, const Options& options, DeviceTracer* device) {
+// The description call: one call of body recorded with what the timed calls leave out, its ops'
+// inputs (Options::shapes) and the allocator's reports (Options::memory). No device tracing.
+Trace record_description_call(const std::function<void()>& body, const Options& options) {
   Trace t;
-  Session session(device, options.memory);
-#ifdef ATTNPROF_HAVE_CUPTI
-  if (device) device->start();
-#endif
+  Session session(nullptr, options.shapes);
   {
     Installed installed(session);
     std::optional<c10::DebugInfoGuard> memory_guard;
     if (options.memory)
       memory_guard.emplace(c10::DebugInfoKind::PROFILER_STATE,
                            std::make_shared<MemoryReporter>(&session));
+    t.start_ns = session.now();
+    t.call_starts.push_back(t.start_ns);
+    body();
+    t.end_ns = session.now();
+  }
+  session.move_into(t);
+  session.convert_window(t);
+  return t;
+}
+
+// Gives each op of the timed calls what its counterpart in the description call recorded: the
+// op of the same name and the same occurrence of that name within its call. The memory events
+// move over too, each to the counterpart in the first timed call of the op it happened in.
+// Where a timed call ran ops the description call did not, those keep empty shapes and no
+// memory, and a note says how many.
+void copy_description(Trace&& from, Trace& to) {
+  std::unordered_map<std::string_view, std::vector<std::size_t>> by_name;
+  for (std::size_t i = 0; i < from.ops.size(); ++i) by_name[from.ops[i].name].push_back(i);
+  std::vector<std::unordered_map<std::string_view, std::size_t>> seen(
+      std::max<std::size_t>(1, to.call_starts.size()));
+  std::vector<std::int64_t> in_first_call(from.ops.size(), -1);
+  std::size_t missing = 0;
+  for (std::size_t i = 0; i < to.ops.size(); ++i) {
+    OpEvent& op = to.ops[i];
+    const auto after = std::upper_bound(to.call_starts.begin(), to.call_starts.end(), op.start_ns);
+    const std::size_t call =
+        after == to.call_starts.begin() ? 0 : std::size_t(after - to.call_starts.begin()) - 1;
+    const std::size_t n = seen[call][op.name]++;
+    const auto it = by_name.find(op.name);
+    if (it == by_name.end() || n >= it->second.size()) {
+      ++missing;
+      continue;
+    }
+    const OpEvent& described = from.ops[it->second[n]];
+    op.input_shapes = described.input_shapes;
+    op.input_dtypes = described.input_dtypes;
+    op.bytes_allocated = described.bytes_allocated;
+    op.bytes_freed = described.bytes_freed;
+    if (call == 0) in_first_call[it->second[n]] = static_cast<std::int64_t>(i);
+  }
+  to.peak_bytes = std::move(from.peak_bytes);
+  to.memory = std::move(from.memory);
+  for (MemoryEvent& m : to.memory)
+    if (m.op >= 0) m.op = in_first_call[static_cast<std::size_t>(m.op)];
+  if (missing > 0)
+    to.notes.push_back(std::to_string(missing) + " of " + std::to_string(to.ops.size()) +
+                       " ops have no counterpart in the call that recorded shapes and memory (the "
+                       "calls ran different ops): their shapes and memory are not recorded");
+}
+
+}  // namespace
+
+Trace record(const std::function<void()>& body, const Options& options, DeviceTracer* device) {
+  Trace t;
+  Session session(device, false);
+#ifdef ATTNPROF_HAVE_CUPTI
+  if (device) device->start();
+#endif
+  {
+    Installed installed(session);
     t.start_ns = session.now();
     t.calls = std::max(1, options.calls);
     try {
@@ -423,10 +567,22 @@ Trace record(const std::function<void()>& body, const Options& options, DeviceTr
     }
     t.end_ns = session.now();
   }
+  // Shapes and memory in a call of their own: boxing every op's inputs, reading them and
+  // LibTorch's bookkeeping for memory reports cost as much as the rest of the tracer, and the
+  // timed calls must not carry them. After the timed calls, not before: what that call leaves
+  // behind in the caches and the allocator slows the next few calls.
+#ifdef ATTNPROF_HAVE_CUPTI
+  DeviceRecords records;
+  if (device) records = device->stop();
+#endif
+  std::optional<Trace> description;
+  if (options.shapes || options.memory) description = record_description_call(body, options);
   session.move_into(t);
+  session.convert_window(t);
+  if (description) copy_description(std::move(*description), t);
 #ifdef ATTNPROF_HAVE_CUPTI
   if (device) {
-    DeviceRecords r = device->stop();
+    DeviceRecords& r = records;
     t.device_traced = true;
     t.dropped_records = r.dropped;
     for (auto& n : r.notes) t.notes.push_back(std::move(n));

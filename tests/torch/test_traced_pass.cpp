@@ -37,15 +37,16 @@ std::function<at::Tensor()> work(int slow_calls, int slow_ms, int fast_ms, int& 
 
 TEST_SUITE("runner::traced_pass") {
   TEST_CASE("a pass in another state of the machine than the samples is traced again") {
-    // The samples' median is 20 ms; the untraced call and the first pass (1 + 4 calls) take
-    // 100 ms each, as if the machine had turned slow after the samples. Long sleeps, so that a
+    // The samples' median is 20 ms; the untraced call and the first pass (4 timed calls, then
+    // the call that records shapes and memory) take 100 ms each, as if the machine had turned
+    // slow after the samples. Long sleeps, so that a
     // busy machine's late wake-ups stay far inside the 1.5x band.
     core::CaseResult r;
     r.spec = cpu_case();
     r.summary.median_ns = 20e6;
     int calls = 0;
-    runner::traced_pass(r.spec, env::describe(), work(5, 100, 20, calls), r);
-    CHECK(calls == 1 + 4 + 4);
+    runner::traced_pass(r.spec, env::describe(), work(6, 100, 20, calls), r);
+    CHECK(calls == 1 + 5 + 5);
     CHECK(r.metrics.at("trace.passes") == 2);
     CHECK(r.message.empty());
     CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(20e6).epsilon(0.5));
@@ -57,7 +58,7 @@ TEST_SUITE("runner::traced_pass") {
     r.summary.median_ns = 20e6;
     int calls = 0;
     runner::traced_pass(r.spec, env::describe(), work(0, 0, 20, calls), r);
-    CHECK(calls == 1 + 4);
+    CHECK(calls == 1 + 5);
     CHECK(r.metrics.at("trace.passes") == 1);
   }
 
@@ -66,9 +67,10 @@ TEST_SUITE("runner::traced_pass") {
     r.spec = cpu_case();
     r.summary.median_ns = 10e6;
     int calls = 0;
-    // Passes of 80 ms, 80 ms and 40 ms calls: the third is the nearest to the 10 ms median.
-    runner::traced_pass(r.spec, env::describe(), work(9, 80, 40, calls), r);
-    CHECK(calls == 1 + 3 * 4);
+    // Passes of 80 ms, 80 ms and 40 ms calls (4 timed calls and the description call each):
+    // the third is the nearest to the 10 ms median.
+    runner::traced_pass(r.spec, env::describe(), work(11, 80, 40, calls), r);
+    CHECK(calls == 1 + 3 * 5);
     CHECK(r.metrics.at("trace.passes") == 3);
     CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(40e6).epsilon(0.5));
     CHECK(r.metrics.at("trace.call_over_median") == doctest::Approx(4).epsilon(0.5));

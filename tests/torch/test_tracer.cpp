@@ -4,7 +4,9 @@
 #include <ATen/record_function.h>
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "harness/costmatrix/cost_matrix.h"
 #include "harness/trace/tracer.h"
@@ -41,6 +43,12 @@ bool descends_from(const trace::Trace& t, std::size_t i, const std::string& ance
   for (auto a = t.ops[i].parent; a >= 0; a = t.ops[a].parent)
     if (t.ops[a].name == ancestor) return true;
   return false;
+}
+
+std::vector<std::size_t> g_mm_inputs;
+std::unique_ptr<at::ObserverContext> observe_mm_inputs(const at::RecordFunction& fn) {
+  if (std::string_view(fn.name()) == "aten::mm") g_mm_inputs.push_back(fn.inputs().size());
+  return nullptr;
 }
 
 }  // namespace
@@ -157,6 +165,110 @@ TEST_SUITE("trace::Tracer") {
     for (const auto& m : t.memory)
       if (m.bytes < 0) freed += -m.bytes;
     CHECK(freed >= 2 * 256 * 256 * 4);
+  }
+
+  TEST_CASE("every timed call's ops get shapes and memory from the description call") {
+    const auto a = at::randn({16, 8});
+    const auto b = at::randn({8, 32});
+    trace::Options options;
+    options.calls = 3;
+    int calls = 0;
+    // A second observer sees the inputs LibTorch boxed for each aten::mm: none in the timed
+    // calls, both in the description call, which comes last.
+    g_mm_inputs.clear();
+    const auto observer = at::addGlobalCallback(
+        at::RecordFunctionCallback(&observe_mm_inputs).scopes({at::RecordScope::FUNCTION}));
+    const auto t = trace::record(
+        [&] {
+          ++calls;
+          (void)at::mm(a, b).relu();
+        },
+        options);
+    at::removeCallback(observer);
+    CHECK(calls == 4);
+    CHECK(g_mm_inputs == std::vector<std::size_t>{0, 0, 0, 2});
+    const auto mms = find_ops(t, "aten::mm");
+    REQUIRE(mms.size() == 3);  // the timed calls' only: the description call adds no ops
+    for (auto i : mms) {
+      CHECK(t.ops[i].input_shapes == "[[16, 8], [8, 32]]");
+      CHECK(t.ops[i].input_dtypes == "[float, float]");
+      CHECK(t.ops[i].bytes_allocated >= 16 * 32 * 4);
+    }
+    // The memory events point at ops of the first timed call.
+    REQUIRE_FALSE(t.memory.empty());
+    for (const auto& m : t.memory)
+      if (m.op >= 0) CHECK(t.ops[m.op].start_ns < t.call_starts.at(1));
+    CHECK(t.notes.empty());
+  }
+
+  TEST_CASE("ops without a counterpart in the description call keep no shapes, and a note says so") {
+    const auto x = at::randn({4});
+    trace::Options options;
+    options.calls = 2;
+    int calls = 0;
+    const auto t = trace::record(
+        [&] {
+          (void)(x + 1);
+          if (calls++ == 0) (void)x.neg();  // only the first timed call
+        },
+        options);
+    const auto negs = find_ops(t, "aten::neg");
+    REQUIRE(negs.size() == 1);
+    CHECK(t.ops[negs[0]].input_shapes.empty());
+    for (auto i : top_ops(t, "aten::add")) CHECK(t.ops[i].input_shapes == "[[4], [], []]");
+    REQUIRE(t.notes.size() == 1);
+    CHECK(t.notes[0].rfind("1 of ", 0) == 0);
+    CHECK(t.notes[0].find("no counterpart in the call that recorded shapes and memory") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("shapes and memory off: no description call") {
+    const auto x = at::randn({4});
+    trace::Options options;
+    options.calls = 2;
+    options.shapes = false;
+    options.memory = false;
+    int calls = 0;
+    const auto t = trace::record(
+        [&] {
+          ++calls;
+          (void)(x + 1);
+        },
+        options);
+    CHECK(calls == 2);
+    for (auto i : top_ops(t, "aten::add")) CHECK(t.ops[i].input_shapes.empty());
+  }
+
+  TEST_CASE("times are steady-clock nanoseconds, whatever clock the pass read") {
+    // On x86-64 with the kernel's clocksource "tsc" the pass reads the TSC and converts; a wrong
+    // conversion puts the window outside the steady-clock readings around record() or makes a
+    // 30 ms scope shorter than 30 ms.
+    const auto steady = [] {
+      return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                            std::chrono::steady_clock::now().time_since_epoch())
+                                            .count());
+    };
+    trace::Options options;
+    options.calls = 2;
+    const std::uint64_t before = steady();
+    const auto t = trace::record(
+        [&] {
+          RECORD_USER_SCOPE("attnprof::sleep");
+          std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        },
+        options);
+    const std::uint64_t after = steady();
+    CHECK(before <= t.start_ns);
+    CHECK(t.end_ns <= after);
+    const auto scopes = find_ops(t, "attnprof::sleep");
+    REQUIRE(scopes.size() == 2);
+    for (auto i : scopes) {
+      const auto& op = t.ops[i];
+      CHECK(op.end_ns - op.start_ns >= 30'000'000u);
+      CHECK(t.start_ns <= op.start_ns);
+      CHECK(op.end_ns <= t.end_ns);
+    }
+    CHECK(t.end_ns - t.start_ns >= 60'000'000u);
   }
 
   TEST_CASE("memory off: no reports") {
