@@ -84,7 +84,7 @@ std::map<std::string, double> metrics(const Roofline& r) {
   }
   if (r.compute_fraction > 0) m["throughput.fraction_of_peak"] = r.compute_fraction;
   if (r.bandwidth_fraction > 0) m["bandwidth.fraction_of_peak"] = r.bandwidth_fraction;
-  if (r.intensity > 0) m["roofline.intensity_flop_per_byte"] = r.intensity;
+  if (r.intensity > 0) m["intensity_flop_per_byte"] = r.intensity;
   if (r.busy_fraction > 0) m["device.busy_fraction"] = r.busy_fraction;
   return m;
 }

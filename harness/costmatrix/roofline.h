@@ -46,8 +46,9 @@ Roofline classify(const trace::Trace& t, double flops, double bytes, double peak
 // without parsing another field.
 std::string bound_metric(const std::string& bound);
 
-// Named metrics for CaseResult::metrics ("throughput.tflops", "bandwidth.achieved_gbps", ...);
-// figures that are unknown are left out.
+// Named figures ("throughput.tflops", "bandwidth.achieved_gbps", "intensity_flop_per_byte",
+// ...) that the traced pass files under "roofline." in CaseResult::metrics; figures that are
+// unknown are left out.
 std::map<std::string, double> metrics(const Roofline& r);
 
 }  // namespace attnprof::costmatrix

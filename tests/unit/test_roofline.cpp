@@ -49,6 +49,9 @@ TEST_SUITE("costmatrix::Roofline") {
     const auto m = costmatrix::metrics(r);
     CHECK(m.at("bandwidth.achieved_gbps") == doctest::Approx(1000));
     CHECK(m.count("bandwidth.fraction_of_peak") == 0);
+    CHECK(m.at("intensity_flop_per_byte") == doctest::Approx(1));
+    // The traced pass files them under "roofline."; none carries that prefix itself.
+    for (const auto& [name, value] : m) CHECK(name.rfind("roofline.", 0) == std::string::npos);
   }
 
   TEST_CASE("from a trace: device busy time is the denominator, idle gaps make it launch-bound") {
