@@ -91,7 +91,8 @@ std::vector<bool> kept_calls(const trace::Trace& t) {
   if (n == 0) return {};
   const double median = median_call_ns(t);
   std::vector<bool> keep(n);
-  for (std::size_t i = 0; i < n; ++i) keep[i] = wall[i] <= kSlowCallFactor * median;
+  for (std::size_t i = 0; i < n; ++i)
+    keep[i] = wall[i] <= kSlowCallFactor * median && wall[i] * kSlowCallFactor >= median;
   return keep;
 }
 
