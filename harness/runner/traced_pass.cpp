@@ -104,7 +104,6 @@ void traced_pass(const core::Case& c, const env::Description& env,
     }
     const costmatrix::Roofline roof = costmatrix::classify(in);
     for (const auto& [k, v] : costmatrix::metrics(roof)) r.metrics.try_emplace("roofline." + k, v);
-    r.metrics["roofline.busy_fraction"] = roof.busy_fraction;
     if (!roof.bound.empty()) r.metrics[costmatrix::bound_metric(roof.bound)] = 1;
   } else if (options.attention_share) {
     r.metrics["attention.share"] = costmatrix::share_of(t, attention_scope(c.kernel));
