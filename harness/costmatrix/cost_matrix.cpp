@@ -92,7 +92,7 @@ std::vector<bool> kept_calls(const trace::Trace& t) {
   const double median = median_call_ns(t);
   std::vector<bool> keep(n);
   for (std::size_t i = 0; i < n; ++i)
-    keep[i] = wall[i] <= kSlowCallFactor * median && wall[i] * kSlowCallFactor >= median;
+    keep[i] = wall[i] <= kOutlierCallFactor * median && wall[i] * kOutlierCallFactor >= median;
   return keep;
 }
 

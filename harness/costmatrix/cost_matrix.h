@@ -28,12 +28,12 @@ inline constexpr std::string_view kNoOp = "[no op]";
 std::vector<core::CostRow> build(const trace::Trace& t);
 
 // Which of a pass's calls the matrix uses: all but those whose wall time is more than
-// kSlowCallFactor times off the median call's, either way. On a shared machine a call the
+// kOutlierCallFactor times off the median call's, either way. On a shared machine a call the
 // scheduler preempted takes several times as long, and one such call in ten would double a
 // per-call mean the median of the timed samples never sees; a call far faster than the median
 // ran while the machine was in another state (the other process asleep), and a mean over both
 // states is a call that never happened. Every call when the trace has no call_starts.
-inline constexpr double kSlowCallFactor = 1.5;
+inline constexpr double kOutlierCallFactor = 1.5;
 std::vector<bool> kept_calls(const trace::Trace& t);
 
 // The wall time of each call of a pass (from its start to the next call's, the last to the end),

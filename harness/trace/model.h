@@ -3,8 +3,9 @@
 // Plain data with no LibTorch and no CUDA headers, so harness/costmatrix builds the cost matrix,
 // tables and Perfetto traces from it (and its tests craft traces by hand) on any machine.
 //
-// All timestamps are nanoseconds on one clock: cuptiGetTimestamp() when CUPTI traced the pass
-// (CPU and GPU records then line up), a steady clock otherwise.
+// All timestamps of the timed calls are nanoseconds on one clock: cuptiGetTimestamp() when
+// CUPTI traced the pass (CPU and GPU records then line up), a steady clock otherwise. Memory
+// events are the description call's (MemoryEvent).
 #pragma once
 
 #include <array>
@@ -29,8 +30,8 @@ struct OpEvent {
   // The id pushed as CUPTI external correlation while this op ran (0: none pushed).
   std::uint64_t external_id = 0;
   // The tracer's own time inside [start_ns, end_ns] on this op's thread: its descendants'
-  // callbacks (input descriptions, the lock, CUPTI pushes) and memory reports. It is not the
-  // op's work, so the cost matrix takes it out of the op's self and total times.
+  // callbacks (their clock reads and bookkeeping, CUPTI pushes). It is not the op's work, so the
+  // cost matrix takes it out of the op's self and total times.
   std::uint64_t tracer_ns = 0;
 };
 
@@ -65,8 +66,9 @@ struct ApiEvent {
 };
 
 // One allocation (bytes > 0) or free (bytes < 0) reported by a LibTorch allocator during the
-// description call (tracer.h): at_ns is a time in that call, which comes after the timed ones;
-// op is the counterpart, in the first timed call, of the op it happened in.
+// description call (tracer.h): at_ns is a time in that call, which comes after the timed ones,
+// on the steady clock even where CUPTI timed the rest; op is the counterpart, in the first timed
+// call, of the op it happened in (-1: none).
 struct MemoryEvent {
   std::uint64_t at_ns = 0;
   std::int64_t bytes = 0;

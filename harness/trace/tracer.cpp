@@ -4,8 +4,8 @@
 // How it hangs together: record() runs the body in two sessions. The timed one (options.calls
 // calls, CUPTI around it where a GPU is traced) records names, nesting and times; the
 // description call after it (one call) also boxes every op's inputs and reports memory, and its
-// shapes, dtypes and bytes go to the timed ops by counterpart (same name, same occurrence in the
-// call). A session publishes itself, adds one global RecordFunction callback pair and, for the
+// shapes, dtypes and bytes go to the timed ops by counterpart (the same place in the call's op
+// tree: copy_description). A session publishes itself, adds one global RecordFunction callback pair and, for the
 // description call, installs a memory reporter in this thread's PROFILER_STATE debug-info slot.
 // The enter callback appends a raw op to its thread's own buffer (parent = top of this thread's
 // op stack), takes the op's index from one atomic counter (so indices are the global enter
@@ -33,11 +33,12 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
+#include <tuple>
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -79,14 +80,12 @@ std::uint64_t steady_ns() {
 // "tsc": a constant rate, synchronized across CPUs); the readings are turned into steady-clock
 // nanoseconds after the body, from steady-clock readings taken beside the TSC when the session
 // begins and ends.
+// Read for every session: the kernel's watchdog may find the TSC unstable and switch clocks.
 bool tsc_clock_usable() {
 #if defined(__x86_64__)
-  static const bool usable = [] {
-    std::ifstream f("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-    std::string source;
-    return static_cast<bool>(f >> source) && source == "tsc";
-  }();
-  return usable;
+  std::ifstream f("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string source;
+  return static_cast<bool>(f >> source) && source == "tsc";
 #else
   return false;
 #endif
@@ -98,6 +97,27 @@ std::uint64_t tsc_now() {
 #else
   return 0;
 #endif
+}
+
+// A steady-clock reading and the TSC at the same moment: the steady reading taken between two
+// TSC reads, paired with their midpoint, from the closest of a few tries (an interrupt between
+// the reads would otherwise be spread over every time the session converts).
+struct ClockPair {
+  std::uint64_t tsc = 0, ns = 0;
+};
+ClockPair clock_pair() {
+  ClockPair best;
+  std::uint64_t best_gap = ~std::uint64_t{0};
+  for (int i = 0; i < 5; ++i) {
+    const std::uint64_t before = tsc_now();
+    const std::uint64_t ns = steady_ns();
+    const std::uint64_t after = tsc_now();
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      best = {before + (after - before) / 2, ns};
+    }
+  }
+  return best;
 }
 
 // One input of an op as recorded: a tensor's dims (in ThreadBuffer::dims) and dtype, or the
@@ -165,7 +185,7 @@ struct ThreadBuffer {
     handles.reserve(1024);
     inputs.reserve(1024);
     dims.reserve(4096);
-    text.reserve(8192);
+    text.reserve(32768);
     memory.reserve(256);
     stack.reserve(64);
   }
@@ -338,17 +358,17 @@ class Session {
     m_generation = g_generation.fetch_add(1) + 1;
     buffer();  // the calling thread is thread 0
     if (m_tsc) {
-      m_ns0 = steady_ns();
-      m_tsc0 = tsc_now();
+      const ClockPair p = clock_pair();
+      m_ns0 = p.ns;
+      m_tsc0 = p.tsc;
     }
     g_session.store(this, std::memory_order_release);
   }
   void end() {
     g_session.store(nullptr, std::memory_order_release);
     if (m_tsc) {
-      const std::uint64_t tsc1 = tsc_now();
-      const std::uint64_t ns1 = steady_ns();
-      m_ns_per_tick = tsc1 > m_tsc0 ? double(ns1 - m_ns0) / double(tsc1 - m_tsc0) : 0.0;
+      const ClockPair p = clock_pair();
+      m_ns_per_tick = p.tsc > m_tsc0 ? double(p.ns - m_ns0) / double(p.tsc - m_tsc0) : 0.0;
     }
   }
 
@@ -359,6 +379,9 @@ class Session {
     t.ops.assign(m_next_op.load(), OpEvent{});
     for (const auto& b : m_buffers)
       for (const RawOp& raw : b->ops) {
+        // A callback still running on another thread when the session ended (removing a
+        // callback does not wait for it) took an index past the count read above.
+        if (raw.index >= t.ops.size()) continue;
         OpEvent& op = t.ops[raw.index];
         op.name = b->text_at(raw.name, raw.name_len);
         if (m_inputs) format_inputs(*b, raw, op.input_shapes, op.input_dtypes);
@@ -376,7 +399,8 @@ class Session {
     std::map<at::RecordFunctionHandle, std::uint64_t> open;  // handle -> index, ops not ended
     for (const auto& b : m_buffers) {
       for (std::size_t i = 0; i < b->ops.size(); ++i)
-        if (b->ops[i].end_ns == 0) open.emplace(b->handles[i], b->ops[i].index);
+        if (b->ops[i].end_ns == 0 && b->ops[i].index < t.ops.size())
+          open.emplace(b->handles[i], b->ops[i].index);
     }
     for (const auto& b : m_buffers) {
       for (const ForeignEnd& e : b->foreign_ends)
@@ -393,13 +417,15 @@ class Session {
       cur += m->bytes;
       auto& peak = t.peak_bytes[dev];
       peak = std::max(peak, cur);
-      if (m->op >= 0) {
+      const std::int64_t op =
+          m->op >= 0 && static_cast<std::size_t>(m->op) < t.ops.size() ? m->op : -1;
+      if (op >= 0) {
         if (m->bytes >= 0)
-          t.ops[m->op].bytes_allocated += m->bytes;
+          t.ops[op].bytes_allocated += m->bytes;
         else
-          t.ops[m->op].bytes_freed += -m->bytes;
+          t.ops[op].bytes_freed += -m->bytes;
       }
-      t.memory.push_back(MemoryEvent{to_ns(m->at_ns), m->bytes, dev, m->op});
+      t.memory.push_back(MemoryEvent{to_ns(m->at_ns), m->bytes, dev, op});
     }
   }
 
@@ -497,16 +523,26 @@ Trace record_description_call(const std::function<void()>& body, const Options& 
   return t;
 }
 
-// Gives each op of the timed calls what its counterpart in the description call recorded: the
-// op of the same name and the same occurrence of that name within its call. The memory events
-// move over too, each to the counterpart in the first timed call of the op it happened in.
-// Where a timed call ran ops the description call did not, those keep empty shapes and no
-// memory, and a note says how many.
+// Gives each op of the timed calls what its counterpart in the description call recorded. The
+// counterpart has the same place in its call's op tree: the k-th op of the same name under the
+// counterpart of the op's parent, or for a top-level op, the k-th of that name at the top of its
+// thread. An op that runs in one call and not another then shifts only its siblings of the same
+// name, not every later op of that name. The memory events move over too, each to the
+// counterpart, in the first timed call, of the op it happened in. Ops without a counterpart
+// (and so their descendants) keep empty shapes and no memory, and a note says how many.
 void copy_description(Trace&& from, Trace& to) {
-  std::unordered_map<std::string_view, std::vector<std::size_t>> by_name;
-  for (std::size_t i = 0; i < from.ops.size(); ++i) by_name[from.ops[i].name].push_back(i);
-  std::vector<std::unordered_map<std::string_view, std::size_t>> seen(
-      std::max<std::size_t>(1, to.call_starts.size()));
+  // (parent's index, or -1 - call at the top level; thread at the top level, else 0; name)
+  using Place = std::tuple<std::int64_t, std::uint32_t, std::string_view>;
+  const auto top = [](std::int64_t parent, const OpEvent& op) {
+    return parent < 0 ? op.thread : 0u;
+  };
+  std::map<Place, std::vector<std::size_t>> described;
+  for (std::size_t i = 0; i < from.ops.size(); ++i) {
+    const OpEvent& op = from.ops[i];
+    described[{op.parent, top(op.parent, op), op.name}].push_back(i);
+  }
+  std::map<Place, std::size_t> seen;
+  std::vector<std::int64_t> counterpart(to.ops.size(), -1);
   std::vector<std::int64_t> in_first_call(from.ops.size(), -1);
   std::size_t missing = 0;
   for (std::size_t i = 0; i < to.ops.size(); ++i) {
@@ -514,18 +550,24 @@ void copy_description(Trace&& from, Trace& to) {
     const auto after = std::upper_bound(to.call_starts.begin(), to.call_starts.end(), op.start_ns);
     const std::size_t call =
         after == to.call_starts.begin() ? 0 : std::size_t(after - to.call_starts.begin()) - 1;
-    const std::size_t n = seen[call][op.name]++;
-    const auto it = by_name.find(op.name);
-    if (it == by_name.end() || n >= it->second.size()) {
+    const bool nested = op.parent >= 0 && static_cast<std::size_t>(op.parent) < i;
+    const std::int64_t parent = nested ? counterpart[static_cast<std::size_t>(op.parent)] : -1;
+    const std::size_t n =
+        seen[{nested ? op.parent : -1 - static_cast<std::int64_t>(call), top(op.parent, op),
+              op.name}]++;
+    const auto it = described.find({parent, top(op.parent, op), op.name});
+    if ((nested && parent < 0) || it == described.end() || n >= it->second.size()) {
       ++missing;
       continue;
     }
-    const OpEvent& described = from.ops[it->second[n]];
-    op.input_shapes = described.input_shapes;
-    op.input_dtypes = described.input_dtypes;
-    op.bytes_allocated = described.bytes_allocated;
-    op.bytes_freed = described.bytes_freed;
-    if (call == 0) in_first_call[it->second[n]] = static_cast<std::int64_t>(i);
+    const std::size_t j = it->second[n];
+    counterpart[i] = static_cast<std::int64_t>(j);
+    const OpEvent& d = from.ops[j];
+    op.input_shapes = d.input_shapes;
+    op.input_dtypes = d.input_dtypes;
+    op.bytes_allocated = d.bytes_allocated;
+    op.bytes_freed = d.bytes_freed;
+    if (call == 0) in_first_call[j] = static_cast<std::int64_t>(i);
   }
   to.peak_bytes = std::move(from.peak_bytes);
   to.memory = std::move(from.memory);

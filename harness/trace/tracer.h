@@ -31,9 +31,10 @@ struct Options {
   // Shapes and memory are recorded in one more call of the body after the timed calls, the
   // description call, which the timed calls then run without (boxing every op's inputs and the
   // allocator's reports cost as much as the rest of the tracer). Each timed op takes what its
-  // counterpart there recorded: the op of the same name and the same occurrence of that name in
-  // its call. Where the calls ran different ops, the ops without a counterpart have none, and a
-  // note says how many. With shapes and memory both off there is no description call.
+  // counterpart there recorded: the op at the same place in the call's op tree (the k-th of its
+  // name under its parent's counterpart, or at the top of its thread). Where the calls ran
+  // different ops, the ops without a counterpart have none, and a note says how many. With
+  // shapes and memory both off there is no description call.
 };
 
 // Runs body options.calls times under the tracer(s), then once more for shapes and memory, and

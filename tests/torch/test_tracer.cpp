@@ -222,6 +222,35 @@ TEST_SUITE("trace::Tracer") {
           std::string::npos);
   }
 
+  TEST_CASE("an op that ran in one call only does not shift its namesakes elsewhere in the tree") {
+    // Each call negates a [4] and then an [8] tensor; the first also negates a [2] tensor inside
+    // a scope before them. Matched by the place in the op tree, the [4] and [8] negations keep
+    // their shapes in every call; the scope and its negation have no counterpart.
+    const auto a = at::randn({4}), b = at::randn({8}), c = at::randn({2});
+    trace::Options options;
+    options.calls = 2;
+    int calls = 0;
+    const auto t = trace::record(
+        [&] {
+          if (calls++ == 0) {
+            RECORD_USER_SCOPE("attnprof::warm");
+            (void)c.neg();
+          }
+          (void)a.neg();
+          (void)b.neg();
+        },
+        options);
+    std::vector<std::string> shapes;
+    for (auto i : top_ops(t, "aten::neg")) shapes.push_back(t.ops[i].input_shapes);
+    CHECK(shapes == std::vector<std::string>{"[[4]]", "[[8]]", "[[4]]", "[[8]]"});
+    const auto scoped = find_ops(t, "aten::neg");
+    REQUIRE(scoped.size() == 5);
+    CHECK(t.ops[scoped[0]].parent >= 0);
+    CHECK(t.ops[scoped[0]].input_shapes.empty());
+    REQUIRE(t.notes.size() == 1);
+    CHECK(t.notes[0].rfind("2 of ", 0) == 0);
+  }
+
   TEST_CASE("shapes and memory off: no description call") {
     const auto x = at::randn({4});
     trace::Options options;
