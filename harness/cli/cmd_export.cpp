@@ -35,7 +35,8 @@ Action setup_export(CLI::App& sub) {
       if (!out) throw util::EnvironmentError(fmt::format("{}: cannot write the export", o->output));
       s = store::export_jsonl(db, out, rf);
     }
-    fmt::print(stderr, "exported {} runs, {} annotations\n", s.runs, s.annotations);
+    fmt::print(stderr, "exported {} runs, {} annotations, {} A/B pairs' rounds\n", s.runs,
+               s.annotations, s.ab_pairs);
     return 0;
   };
 }

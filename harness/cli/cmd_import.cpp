@@ -31,8 +31,12 @@ Action setup_import(CLI::App& sub) {
         if (!file) throw util::InputError(util::Diagnostic{in, 0, 0, "cannot read this file"});
         s = store::import_jsonl(db, file, in);
       }
-      fmt::print("{}: {} runs imported, {} already present, {} annotations\n", in, s.runs,
-                 s.runs_skipped, s.annotations);
+      fmt::print("{}: {} runs imported, {} already present, {} annotations, {} A/B pairs' rounds{}\n",
+                 in, s.runs, s.runs_skipped, s.annotations, s.ab_pairs,
+                 s.ab_pairs_skipped ? fmt::format(" ({} pairs' rounds left out: none of their runs "
+                                                  "is stored)",
+                                                  s.ab_pairs_skipped)
+                                    : std::string());
     }
     return 0;
   };

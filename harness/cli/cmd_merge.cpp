@@ -29,8 +29,10 @@ Action setup_merge(CLI::App& sub) {
     auto out = store::Database::open(o->output);
     for (const auto& in : o->inputs) {
       auto s = out.merge_from(in);
-      fmt::print("{}: {} runs added, {} already present, {} verdicts, {} annotations\n", in,
-                 s.runs_added, s.runs_present, s.verdicts_added, s.annotations_added);
+      fmt::print("{}: {} runs added, {} already present, {} verdicts, {} annotations, {} A/B pairs' "
+                 "rounds\n",
+                 in, s.runs_added, s.runs_present, s.verdicts_added, s.annotations_added,
+                 s.ab_pairs);
     }
     return 0;
   };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -709,6 +710,12 @@ bool Database::has_run(const std::string& id) {
   return st.bind(1, id).step();
 }
 
+bool Database::has_pair(const std::string& pair_id) {
+  if (pair_id.empty()) return false;
+  sql::Statement st(m_db, "SELECT 1 FROM runs WHERE pair_id = ? LIMIT 1");
+  return st.bind(1, pair_id).step();
+}
+
 std::optional<std::string> Database::resolve(const std::string& ref) {
   if (ref == "latest") {
     sql::Statement st(m_db,
@@ -1005,7 +1012,10 @@ MergeStats Database::merge_from(const std::string& other_path) {
   require_writable("merge into it");
   MergeStats stats;
   Database other = open(other_path, Mode::read_only);
+  std::vector<std::string> pairs;
   for (const auto& info : other.list_runs()) {
+    if (!info.pair_id.empty() && std::find(pairs.begin(), pairs.end(), info.pair_id) == pairs.end())
+      pairs.push_back(info.pair_id);
     if (has_run(info.id)) {
       ++stats.runs_present;
     } else {
@@ -1024,6 +1034,13 @@ MergeStats Database::merge_from(const std::string& other_path) {
     add_annotation(a);
     stats.annotations_added +=
         static_cast<int>(m_db.scalar_int("SELECT count(*) FROM annotations") - before);
+  }
+  // The rounds of every A/B pair, so the pair can be judged again here (attnprof ab --pair).
+  for (const auto& pair : pairs) {
+    const auto rounds = other.rounds(pair);
+    if (rounds.empty()) continue;
+    write_rounds(pair, rounds);
+    ++stats.ab_pairs;
   }
   return stats;
 }

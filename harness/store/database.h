@@ -73,6 +73,7 @@ struct AbRound {
 
 struct MergeStats {
   int runs_added = 0, runs_present = 0, annotations_added = 0, verdicts_added = 0;
+  int ab_pairs = 0;  // A/B pairs whose rounds came along
 };
 
 class Database {
@@ -107,6 +108,7 @@ class Database {
   // id is present changes nothing.
   std::string write_run(const core::Run& run);
   bool has_run(const std::string& id);
+  bool has_pair(const std::string& pair_id);  // a run of this A/B pair is stored
 
   // A run written case by case, so that a run killed half-way keeps what it finished.
   // begin_run writes the run's row with status "incomplete" (the id is assigned when empty and
@@ -141,7 +143,7 @@ class Database {
   std::vector<StoredVerdict> verdicts(const std::string& run_id);
 
   std::vector<RunInfo> prune(const PrunePolicy& policy);  // the runs pruned (or to prune)
-  MergeStats merge_from(const std::string& other_path);   // runs, annotations, verdicts
+  MergeStats merge_from(const std::string& other_path);   // runs, annotations, verdicts, A/B rounds
   void vacuum();
 
   // For the query modules of this stage (history.cpp, portable.cpp).

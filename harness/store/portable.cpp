@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,7 +18,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kVersion = 1;
+// 1: runs, verdicts, annotations; 2: and A/B rounds. Export writes 2 only when it has rounds.
+constexpr int kOldestVersion = 1, kVersion = 2;
 
 json to_json(const StoredVerdict& v) {
   json j = {{"case", v.case_key},
@@ -75,20 +77,59 @@ struct Record {
   std::optional<core::Run> run;
   std::optional<std::vector<StoredVerdict>> verdicts;
   std::optional<Annotation> annotation;
+  std::string pair;  // with rounds: an A/B pair's
+  std::optional<std::vector<AbRound>> rounds;
 };
+
+void read_rounds(const json& a, Record& r) {
+  if (!a.is_object())
+    throw FieldError("", fmt::format("expected an object, got {}", a.type_name()));
+  read_field(a, "pair", r.pair);
+  if (r.pair.empty()) throw FieldError("pair", "missing");
+  if (!a.contains("rounds") || !a.at("rounds").is_array())
+    throw FieldError("rounds", "expected an array");
+  const json& rs = a.at("rounds");
+  r.rounds.emplace();
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    try {
+      r.rounds->push_back(ab_round_from_json(rs[i]));
+    } catch (const FieldError& e) {
+      throw e.within(fmt::format("rounds[{}]", i));
+    }
+  }
+}
 
 }  // namespace
 
 PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& filter) {
   PortableStats stats;
-  out << json{{"format", "attnprof-history"}, {"version", kVersion}}.dump() << "\n";
-  for (const auto& info : db.list_runs(filter)) {
+  const auto runs = db.list_runs(filter);
+  // The A/B pairs among the runs, in order, and their rounds: the header's version says
+  // whether there are any.
+  std::vector<std::pair<std::string, std::vector<AbRound>>> pairs;
+  for (const auto& info : runs) {
+    if (info.pair_id.empty()) continue;
+    if (std::any_of(pairs.begin(), pairs.end(), [&](const auto& p) { return p.first == info.pair_id; }))
+      continue;
+    auto rounds = db.rounds(info.pair_id);
+    if (!rounds.empty()) pairs.emplace_back(info.pair_id, std::move(rounds));
+  }
+  out << json{{"format", "attnprof-history"}, {"version", pairs.empty() ? kOldestVersion : kVersion}}
+             .dump()
+      << "\n";
+  for (const auto& info : runs) {
     json line = {{"run", to_json(*db.load_run(info.id))}};
     json vs = json::array();
     for (const auto& v : db.verdicts(info.id)) vs.push_back(to_json(v));
     if (!vs.empty()) line["verdicts"] = vs;
     out << line.dump() << "\n";
     ++stats.runs;
+  }
+  for (const auto& [pair, rounds] : pairs) {
+    json rs = json::array();
+    for (const auto& r : rounds) rs.push_back(to_json(r));
+    out << json{{"ab_rounds", {{"pair", pair}, {"rounds", rs}}}}.dump() << "\n";
+    ++stats.ab_pairs;
   }
   for (const auto& a : db.annotations()) {
     out << json{{"annotation",
@@ -130,23 +171,25 @@ PortableStats import_jsonl(Database& db, std::istream& in, const std::string& so
     if (line == 1) {
       if (!j.is_object() || !j.contains("format") || j.at("format") != "attnprof-history")
         throw bad("not an attnprof history export (no {\"format\":\"attnprof-history\"} header)");
-      // The exact integer: 1.5, -1 or 2^64 is no version we wrote, and a reader that rounds
+      // An exact integer: 1.5, -1 or 2^64 is no version we wrote, and a reader that rounds
       // would take a damaged header for a good one.
       const json* v = j.contains("version") ? &j.at("version") : nullptr;
+      const std::string versions = fmt::format("{} to {}", kOldestVersion, kVersion);
       if (!v || !v->is_number_integer())
-        throw bad(fmt::format("\"version\": expected the integer {}, got {}", kVersion,
+        throw bad(fmt::format("\"version\": expected an integer, {}, got {}", versions,
                               v ? v->dump() : "nothing"));
       if (v->is_number_unsigned() && v->get<std::uint64_t>() > kVersion)
         throw bad(fmt::format("export version {} is newer than this attnprof reads ({})", v->dump(),
-                              kVersion));
-      if (*v != kVersion)
+                              versions));
+      if (*v < kOldestVersion)
         throw bad(fmt::format("\"version\": {} is not an export version (this attnprof reads {})",
-                              v->dump(), kVersion));
+                              v->dump(), versions));
       continue;
     }
-    Record r{line, {}, {}, {}};
+    Record r{line, {}, {}, {}, {}, {}};
     try {
-      if (!j.is_object()) throw FieldError("", "expected an object with \"run\" or \"annotation\"");
+      if (!j.is_object())
+        throw FieldError("", "expected an object with \"run\", \"annotation\" or \"ab_rounds\"");
       if (j.contains("run")) {
         try {
           r.run = run_from_json(j.at("run"));
@@ -173,8 +216,14 @@ PortableStats import_jsonl(Database& db, std::istream& in, const std::string& so
         } catch (const FieldError& e) {
           throw e.within("annotation");
         }
+      } else if (j.contains("ab_rounds")) {
+        try {
+          read_rounds(j.at("ab_rounds"), r);
+        } catch (const FieldError& e) {
+          throw e.within("ab_rounds");
+        }
       } else {
-        throw bad("expected an object with \"run\" or \"annotation\"");
+        throw bad("expected an object with \"run\", \"annotation\" or \"ab_rounds\"");
       }
     } catch (const FieldError& e) {
       if (e.field().empty()) throw bad(e.problem());
@@ -201,6 +250,14 @@ PortableStats import_jsonl(Database& db, std::istream& in, const std::string& so
       } else if (r.annotation) {
         db.add_annotation(*r.annotation);
         ++stats.annotations;
+      } else if (r.rounds) {
+        // Rounds belong to stored runs: those of a pair whose runs were left out are not kept.
+        if (db.has_pair(r.pair)) {
+          db.write_rounds(r.pair, *r.rounds);
+          ++stats.ab_pairs;
+        } else {
+          ++stats.ab_pairs_skipped;
+        }
       }
     } catch (const util::InputError& e) {
       if (e.diagnostics().size() == 1 && e.diagnostics()[0].file == source) throw;

@@ -1,7 +1,10 @@
 // Export and import of history as JSON lines, for moving it between machines and for reading
-// it without SQLite. Line 1 is a header {"format":"attnprof-history","version":1}; then one
-// object per line: {"run":{...}} (with its verdicts under "verdicts"), {"annotation":{...}}.
-// Import is idempotent like write_run: runs already present are skipped.
+// it without SQLite. Line 1 is a header {"format":"attnprof-history","version":N}; then one
+// object per line: {"run":{...}} (with its verdicts under "verdicts"), {"annotation":{...}},
+// and after the runs, for each A/B pair among them, {"ab_rounds":{"pair":ID,"rounds":[...]}}
+// (every round of the interleaved measurement, so the pair can be judged again). Version 2
+// has A/B rounds; an export without any is version 1, which older attnprofs read too.
+// Import is idempotent like write_run: runs already present are skipped, rounds rewritten.
 #pragma once
 
 #include <iosfwd>
@@ -13,6 +16,8 @@ namespace attnprof::store {
 
 struct PortableStats {
   int runs = 0, runs_skipped = 0, annotations = 0;
+  int ab_pairs = 0;          // A/B pairs whose rounds were written
+  int ab_pairs_skipped = 0;  // import: rounds of a pair none of whose runs is stored
 };
 
 PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& filter = {});

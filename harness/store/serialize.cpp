@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -452,6 +453,33 @@ core::Run run_from_json(const json& j) {
     within(fmt::format("cases[{}]", ci),
            [&] { run.cases.push_back(case_result_from_json(cases[ci])); });
   return run;
+}
+
+json to_json(const AbRound& r) {
+  return {{"case", r.case_key}, {"round", r.round},     {"base_first", r.base_first},
+          {"base_ns", r.base_ns}, {"head_ns", r.head_ns}, {"base_n", r.base_n},
+          {"head_n", r.head_n},   {"at_ns", r.at_ns}};
+}
+
+AbRound ab_round_from_json(const json& j) {
+  if (!j.is_object()) throw FieldError("", fmt::format("expected an object, got {}", shown(j)));
+  AbRound r;
+  get(j, "case", r.case_key);
+  if (r.case_key.empty()) throw FieldError("case", "missing");
+  get(j, "round", r.round);
+  get(j, "base_first", r.base_first);
+  get(j, "base_ns", r.base_ns);
+  get(j, "head_ns", r.head_ns);
+  get(j, "base_n", r.base_n);
+  get(j, "head_n", r.head_n);
+  get(j, "at_ns", r.at_ns);
+  if (r.round < 0) throw FieldError("round", fmt::format("expected 0 or more, got {}", r.round));
+  for (auto [key, ns] : {std::pair{"base_ns", r.base_ns}, std::pair{"head_ns", r.head_ns}})
+    if (!(ns > 0) || !std::isfinite(ns))
+      throw FieldError(key, fmt::format("a batch median must be above 0, got {}", ns));
+  for (auto [key, n] : {std::pair{"base_n", r.base_n}, std::pair{"head_n", r.head_n}})
+    if (n < 1) throw FieldError(key, fmt::format("a batch has at least 1 sample, got {}", n));
+  return r;
 }
 
 }  // namespace attnprof::store

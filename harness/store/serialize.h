@@ -8,6 +8,7 @@
 #include <string>
 
 #include "harness/core/types.h"
+#include "harness/store/database.h"
 #include "harness/util/error.h"
 
 namespace attnprof::store {
@@ -44,6 +45,12 @@ core::CaseResult case_result_from_json(const nlohmann::json& j);
 // A whole run: environment, cases, samples, summaries, metrics, cost rows.
 nlohmann::json to_json(const core::Run& run);
 core::Run run_from_json(const nlohmann::json& j);
+
+// One round of an A/B: {"case", "round", "base_first", "base_ns", "head_ns", "base_n",
+// "head_n", "at_ns"}. Reading checks what a round must be (a case, batch medians above 0,
+// batches of at least one sample).
+nlohmann::json to_json(const AbRound& r);
+AbRound ab_round_from_json(const nlohmann::json& j);
 
 nlohmann::json to_json(const core::CostRow& row);
 core::CostRow cost_row_from_json(const nlohmann::json& j);

@@ -298,6 +298,22 @@ TEST_SUITE("store::Database") {
     CHECK(count(out, "SELECT count(*) FROM runs") == 3);
     CHECK(count(out, "SELECT count(*) FROM samples") == 30);
     CHECK(out.load_run(b1)->cases.size() == 2);
+    // An A/B pair brings its rounds, so it can be judged again in the merged history; merging
+    // again rewrites the same rounds, it does not add rows.
+    core::Run base = make_run("p", 300, 1, 5), head = make_run("p", 301, 1, 5);
+    base.pair_id = head.pair_id = "pair-9";
+    base.side = "base";
+    head.side = "head";
+    b.write_run(base);
+    b.write_run(head);
+    b.write_rounds("pair-9", {{base.cases[0].spec.key, 0, true, 100, 90, 4, 4, 1},
+                              {base.cases[0].spec.key, 1, false, 101, 91, 4, 4, 2}});
+    auto s4 = out.merge_from(dir.file("b.db"));
+    CHECK(s4.runs_added == 2);
+    CHECK(s4.ab_pairs == 1);
+    CHECK(out.rounds("pair-9").size() == 2);
+    CHECK(out.merge_from(dir.file("b.db")).ab_pairs == 1);
+    CHECK(count(out, "SELECT count(*) FROM ab_rounds") == 2);
     CHECK(error_of([&] { out.merge_from(dir.file("missing.db")); }) ==
           dir.file("missing.db") +
               ": no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB");

@@ -72,6 +72,69 @@ TEST_SUITE("store::portable") {
     CHECK(again.str() == text);
   }
 
+  TEST_CASE("an A/B pair's rounds travel with its runs, as version 2; a pair left out keeps none") {
+    TempDir dir;
+    auto src = Database::open(dir.file("a.db"));
+    core::Run base = make_run("c1", 10, 1, 5), head = make_run("c2", 11, 1, 5);
+    base.pair_id = head.pair_id = "pair-1";
+    base.side = "base";
+    head.side = "head";
+    src.write_run(base);
+    src.write_run(head);
+    std::vector<store::AbRound> rounds;
+    for (int i = 0; i < 3; ++i)
+      rounds.push_back({base.cases[0].spec.key, i, i % 2 == 0, 100.0 + i, 110.0 + i, 4, 5, i});
+    src.write_rounds("pair-1", rounds);
+    std::stringstream buf;
+    const auto out = store::export_jsonl(src, buf);
+    CHECK(out.ab_pairs == 1);
+    const std::string text = buf.str();
+    CHECK(text.rfind("{\"format\":\"attnprof-history\",\"version\":2}\n", 0) == 0);
+
+    auto dst = Database::open(dir.file("b.db"));
+    std::istringstream in(text);
+    const auto s = store::import_jsonl(dst, in, "x.jsonl");
+    CHECK(s.runs == 2);
+    CHECK(s.ab_pairs == 1);
+    const auto back = dst.rounds("pair-1");
+    REQUIRE(back.size() == 3);
+    CHECK(back[2].base_ns == 102);
+    CHECK(back[2].head_ns == 112);
+    CHECK(back[2].base_first);
+    CHECK(back[1].head_n == 5);
+    CHECK(dst.find_pair("pair-1"));
+    // The same export, imported into a history without its runs (the run lines dropped, as a
+    // filtered export would): the rounds are not kept without them.
+    std::string rounds_only = text.substr(0, text.find('\n') + 1);
+    rounds_only += text.substr(text.find("{\"ab_rounds\""));
+    auto other = Database::open(dir.file("c.db"));
+    std::istringstream in2(rounds_only);
+    const auto s2 = store::import_jsonl(other, in2, "y.jsonl");
+    CHECK(s2.ab_pairs == 0);
+    CHECK(s2.ab_pairs_skipped == 1);
+    CHECK(other.rounds("pair-1").empty());
+    // Without pairs an export stays version 1, which older attnprofs read.
+    std::stringstream plain;
+    store::export_jsonl(src, plain, {.branch = "no such branch"});
+    CHECK(plain.str().rfind("{\"format\":\"attnprof-history\",\"version\":1}\n", 0) == 0);
+  }
+
+  TEST_CASE("a damaged A/B round names its line and field") {
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    const std::string head = "{\"format\":\"attnprof-history\",\"version\":2}\n";
+    CHECK(import_error(db, head + "{\"ab_rounds\":{\"rounds\":[]}}\n") ==
+          "in.jsonl:2: field \"ab_rounds.pair\": missing");
+    CHECK(import_error(db, head + "{\"ab_rounds\":{\"pair\":\"p\"}}\n") ==
+          "in.jsonl:2: field \"ab_rounds.rounds\": expected an array");
+    const std::string round =
+        "{\"case\":\"k\",\"round\":0,\"base_first\":true,\"base_ns\":0,\"head_ns\":5,"
+        "\"base_n\":1,\"head_n\":1,\"at_ns\":0}";
+    CHECK(import_error(db, head + "{\"ab_rounds\":{\"pair\":\"p\",\"rounds\":[" + round + "]}}\n") ==
+          "in.jsonl:2: field \"ab_rounds.rounds[0].base_ns\": a batch median must be above 0, "
+          "got 0");
+  }
+
   TEST_CASE("export takes a run filter: one branch only") {
     TempDir dir;
     auto db = Database::open(dir.file("a.db"));
@@ -93,10 +156,10 @@ TEST_SUITE("store::portable") {
           "in.jsonl:1: not an attnprof history export (no {\"format\":\"attnprof-history\"} "
           "header)");
     CHECK(import_error(db, "{\"format\":\"attnprof-history\",\"version\":9}\n") ==
-          "in.jsonl:1: export version 9 is newer than this attnprof reads (1)");
+          "in.jsonl:1: export version 9 is newer than this attnprof reads (1 to 2)");
     const std::string head = "{\"format\":\"attnprof-history\",\"version\":1}\n";
     CHECK(import_error(db, head + "\n{\"other\":1}\n") ==
-          "in.jsonl:3: expected an object with \"run\" or \"annotation\"");
+          "in.jsonl:3: expected an object with \"run\", \"annotation\" or \"ab_rounds\"");
     CHECK(import_error(db, head + "{\"run\":{\"cases\":[]}}\n") == "in.jsonl:2: run without an id");
     CHECK(import_error(db, head + "{\"annotation\":{\"kind\":\"waive\"}}\n") ==
           "in.jsonl:2: unknown annotation kind \"waive\"");
@@ -105,25 +168,26 @@ TEST_SUITE("store::portable") {
     CHECK(import_error(db, head + "{not json\n").rfind("in.jsonl:2: not JSON (", 0) == 0);
   }
 
-  TEST_CASE("only the exact export version is read") {
+  TEST_CASE("only the export versions it knows are read") {
     TempDir dir;
     auto db = Database::open(dir.file("h.db"));
     auto header = [&](const std::string& version) {
       return import_error(db, "{\"format\":\"attnprof-history\",\"version\":" + version + "}\n");
     };
     CHECK(header("1") == "no error");
+    CHECK(header("2") == "no error");
     CHECK(header("0") ==
-          "in.jsonl:1: \"version\": 0 is not an export version (this attnprof reads 1)");
+          "in.jsonl:1: \"version\": 0 is not an export version (this attnprof reads 1 to 2)");
     CHECK(header("-1") ==
-          "in.jsonl:1: \"version\": -1 is not an export version (this attnprof reads 1)");
-    CHECK(header("1.5") == "in.jsonl:1: \"version\": expected the integer 1, got 1.5");
-    CHECK(header("1.0") == "in.jsonl:1: \"version\": expected the integer 1, got 1.0");
-    CHECK(header("\"1\"") == "in.jsonl:1: \"version\": expected the integer 1, got \"1\"");
+          "in.jsonl:1: \"version\": -1 is not an export version (this attnprof reads 1 to 2)");
+    CHECK(header("1.5") == "in.jsonl:1: \"version\": expected an integer, 1 to 2, got 1.5");
+    CHECK(header("1.0") == "in.jsonl:1: \"version\": expected an integer, 1 to 2, got 1.0");
+    CHECK(header("\"1\"") == "in.jsonl:1: \"version\": expected an integer, 1 to 2, got \"1\"");
     CHECK(header("18446744073709551616") ==
-          "in.jsonl:1: \"version\": expected the integer 1, got 1.8446744073709552e+19");
-    CHECK(header("2") == "in.jsonl:1: export version 2 is newer than this attnprof reads (1)");
+          "in.jsonl:1: \"version\": expected an integer, 1 to 2, got 1.8446744073709552e+19");
+    CHECK(header("3") == "in.jsonl:1: export version 3 is newer than this attnprof reads (1 to 2)");
     CHECK(import_error(db, "{\"format\":\"attnprof-history\"}\n") ==
-          "in.jsonl:1: \"version\": expected the integer 1, got nothing");
+          "in.jsonl:1: \"version\": expected an integer, 1 to 2, got nothing");
   }
 
   TEST_CASE("a field of the wrong type or unequal sample arrays: the line and the field") {
@@ -143,7 +207,7 @@ TEST_SUITE("store::portable") {
     CHECK(import_error(db, head + "{\"annotation\":{\"kind\":\"accept\",\"reason\":5}}\n") ==
           "in.jsonl:2: field \"annotation.reason\": expected a string, got number 5");
     CHECK(import_error(db, head + "[1]\n") ==
-          "in.jsonl:2: expected an object with \"run\" or \"annotation\"");
+          "in.jsonl:2: expected an object with \"run\", \"annotation\" or \"ab_rounds\"");
     CHECK(db.list_runs().empty());
   }
 
