@@ -81,22 +81,31 @@ struct Record {
   std::optional<std::vector<AbRound>> rounds;
 };
 
+// j[key], an array, each element read by `read`; errors name the element ("key[3].field").
+template <class Read>
+auto read_array(const json& j, const char* key, Read read) {
+  std::vector<decltype(read(j))> out;
+  if (!j.contains(key) || !j.at(key).is_array())
+    throw FieldError(key, j.contains(key)
+                              ? fmt::format("expected an array, got {}", j.at(key).type_name())
+                              : std::string("expected an array"));
+  const json& a = j.at(key);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    try {
+      out.push_back(read(a[i]));
+    } catch (const FieldError& e) {
+      throw e.within(fmt::format("{}[{}]", key, i));
+    }
+  }
+  return out;
+}
+
 void read_rounds(const json& a, Record& r) {
   if (!a.is_object())
     throw FieldError("", fmt::format("expected an object, got {}", a.type_name()));
   read_field(a, "pair", r.pair);
   if (r.pair.empty()) throw FieldError("pair", "missing");
-  if (!a.contains("rounds") || !a.at("rounds").is_array())
-    throw FieldError("rounds", "expected an array");
-  const json& rs = a.at("rounds");
-  r.rounds.emplace();
-  for (std::size_t i = 0; i < rs.size(); ++i) {
-    try {
-      r.rounds->push_back(ab_round_from_json(rs[i]));
-    } catch (const FieldError& e) {
-      throw e.within(fmt::format("rounds[{}]", i));
-    }
-  }
+  r.rounds = read_array(a, "rounds", ab_round_from_json);
 }
 
 }  // namespace
@@ -197,19 +206,7 @@ PortableStats import_jsonl(Database& db, std::istream& in, const std::string& so
           throw e.within("run");
         }
         if (r.run->id.empty()) throw bad("run without an id");
-        if (j.contains("verdicts")) {
-          const json& vs = j.at("verdicts");
-          if (!vs.is_array())
-            throw FieldError("verdicts", fmt::format("expected an array, got {}", vs.type_name()));
-          r.verdicts.emplace();
-          for (std::size_t i = 0; i < vs.size(); ++i) {
-            try {
-              r.verdicts->push_back(verdict_from_json(vs[i]));
-            } catch (const FieldError& e) {
-              throw e.within(fmt::format("verdicts[{}]", i));
-            }
-          }
-        }
+        if (j.contains("verdicts")) r.verdicts = read_array(j, "verdicts", verdict_from_json);
       } else if (j.contains("annotation")) {
         try {
           r.annotation = annotation_from_json(j.at("annotation"));

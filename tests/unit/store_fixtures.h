@@ -8,8 +8,10 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "harness/core/types.h"
+#include "harness/store/database.h"
 
 namespace attnprof::testing {
 
@@ -75,6 +77,22 @@ inline core::Run make_run(const std::string& commit, std::int64_t started_ns, in
     run.cases.push_back(cr);
   }
   return run;
+}
+
+// The two runs of an A/B pair (one case each) and `rounds` rounds of it, base_ns 100 + i and
+// head_ns 110 + i, base first in even rounds.
+struct PairFixture {
+  core::Run base, head;
+  std::vector<store::AbRound> rounds;
+};
+inline PairFixture make_ab_pair(const std::string& pair_id, std::int64_t started_ns, int rounds = 3) {
+  PairFixture p{make_run("base", started_ns, 1, 5), make_run("head", started_ns + 1, 1, 5), {}};
+  p.base.pair_id = p.head.pair_id = pair_id;
+  p.base.side = "base";
+  p.head.side = "head";
+  for (int i = 0; i < rounds; ++i)
+    p.rounds.push_back({p.base.cases[0].spec.key, i, i % 2 == 0, 100.0 + i, 110.0 + i, 4, 4, i});
+  return p;
 }
 
 }  // namespace attnprof::testing

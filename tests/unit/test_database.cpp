@@ -300,14 +300,10 @@ TEST_SUITE("store::Database") {
     CHECK(out.load_run(b1)->cases.size() == 2);
     // An A/B pair brings its rounds, so it can be judged again in the merged history; merging
     // again rewrites the same rounds, it does not add rows.
-    core::Run base = make_run("p", 300, 1, 5), head = make_run("p", 301, 1, 5);
-    base.pair_id = head.pair_id = "pair-9";
-    base.side = "base";
-    head.side = "head";
-    b.write_run(base);
-    b.write_run(head);
-    b.write_rounds("pair-9", {{base.cases[0].spec.key, 0, true, 100, 90, 4, 4, 1},
-                              {base.cases[0].spec.key, 1, false, 101, 91, 4, 4, 2}});
+    const auto pair = testing::make_ab_pair("pair-9", 300, 2);
+    b.write_run(pair.base);
+    b.write_run(pair.head);
+    b.write_rounds("pair-9", pair.rounds);
     auto s4 = out.merge_from(dir.file("b.db"));
     CHECK(s4.runs_added == 2);
     CHECK(s4.ab_pairs == 1);

@@ -47,17 +47,9 @@ TEST_SUITE("store::Database runs written case by case") {
   TEST_CASE("an A/B: two runs with one pair id, and every round") {
     TempDir dir;
     Database db = Database::open(dir.file("h.db"));
-    core::Run base = make_run("", 1000, 1, 5, 2000);
-    base.pair_id = "pair-1";
-    base.side = "base";
-    core::Run head = make_run("", 1001, 1, 5, 2100);
-    head.pair_id = "pair-1";
-    head.side = "head";
-    const std::string b = db.write_run(base), h = db.write_run(head);
-    std::vector<store::AbRound> rounds;
-    for (int i = 0; i < 3; ++i)
-      rounds.push_back({base.cases[0].spec.key, i, i % 2 == 0, 100.0 + i, 110.0 + i, 4, 4, i});
-    db.write_rounds("pair-1", rounds);
+    const auto p = testing::make_ab_pair("pair-1", 1000);
+    const std::string b = db.write_run(p.base), h = db.write_run(p.head);
+    db.write_rounds("pair-1", p.rounds);
     auto pair = db.find_pair("latest");
     REQUIRE(pair);
     CHECK(pair->first.id == b);
