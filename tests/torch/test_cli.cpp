@@ -368,7 +368,7 @@ TEST_SUITE("cli") {
     d.write("v.jsonl", "{\"format\":\"attnprof-history\",\"version\":1.5}\n");
     Result v = attnprof(d.path, "import v.jsonl --db new.db");
     CHECK(v.rc == 2);
-    CHECK(v.out == "v.jsonl:1: \"version\": expected the integer 1, got 1.5\n");
+    CHECK(v.out == "v.jsonl:1: \"version\": expected an integer, 1 to 2, got 1.5\n");
     CHECK_FALSE(fs::exists(d.path / "new.db"));
     d.write("f.jsonl",
             "{\"format\":\"attnprof-history\",\"version\":1}\n"
