@@ -33,14 +33,9 @@ struct Kept {
   std::vector<bool> call;  // per call
 };
 
-std::size_t call_of(const trace::Trace& t, std::uint64_t at) {
-  const auto it = std::upper_bound(t.call_starts.begin(), t.call_starts.end(), at);
-  return it == t.call_starts.begin() ? 0 : static_cast<std::size_t>(it - t.call_starts.begin()) - 1;
-}
-
 bool Kept::device(const trace::Trace& t, const trace::DeviceEvent& d) const {
   if (d.op >= 0 && static_cast<std::size_t>(d.op) < op.size()) return op[d.op];
-  return call.empty() || call[call_of(t, d.start_ns)];
+  return call.empty() || call[trace::call_of(t, d.start_ns)];
 }
 
 Kept kept(const trace::Trace& t) {
@@ -52,7 +47,7 @@ Kept kept(const trace::Trace& t) {
     return k;
   }
   k.calls = static_cast<int>(std::count(k.call.begin(), k.call.end(), true));
-  for (std::size_t i = 0; i < t.ops.size(); ++i) k.op[i] = k.call[call_of(t, t.ops[i].start_ns)];
+  for (std::size_t i = 0; i < t.ops.size(); ++i) k.op[i] = k.call[trace::call_of(t, t.ops[i].start_ns)];
   return k;
 }
 

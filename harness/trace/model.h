@@ -8,6 +8,7 @@
 // events are the description call's (MemoryEvent).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -98,5 +99,12 @@ struct Trace {
   // Things a reader must know, e.g. "no GPU: device tracing not run (...)".
   std::vector<std::string> notes;
 };
+
+// The call (index into Trace::call_starts) a time falls in: the last that began at or before it;
+// 0 before the first, and when call_starts is empty.
+inline std::size_t call_of(const Trace& t, std::uint64_t at) {
+  const auto it = std::upper_bound(t.call_starts.begin(), t.call_starts.end(), at);
+  return it == t.call_starts.begin() ? 0 : static_cast<std::size_t>(it - t.call_starts.begin()) - 1;
+}
 
 }  // namespace attnprof::trace

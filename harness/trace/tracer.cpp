@@ -137,6 +137,7 @@ struct RawOp {
   std::uint32_t name = 0, name_len = 0;    // in ThreadBuffer::text
   std::uint32_t inputs = 0, n_inputs = 0;  // in ThreadBuffer::inputs
   std::int64_t bytes_allocated = 0, bytes_freed = 0;
+  at::RecordFunctionHandle handle = 0;  // the RecordFunction's, to place an end on another thread
   // The thread's running total of tracer time (ThreadBuffer::tracer_ns) when the op started and
   // when it ended: their difference is the tracer's own time inside the op's window.
   std::uint64_t tracer_at_start = 0, tracer_at_end = 0;
@@ -172,7 +173,6 @@ struct ThreadBuffer {
   std::string text;
   std::vector<RawMemory> memory;
   std::vector<ForeignEnd> foreign_ends;
-  std::vector<at::RecordFunctionHandle> handles;  // per op in ops, to place foreign ends
   std::vector<OpenOp> stack;
   // The tracer's own time on this thread so far in this session (callbacks, memory reports).
   // Each op reads it when it starts and ends, so charging it is O(1) however deep the nesting.
@@ -182,7 +182,6 @@ struct ThreadBuffer {
     // Enough for ten calls of a kernel or block case without growing; kept under glibc's
     // 128 KiB mmap threshold each because these are made and freed on every traced pass.
     ops.reserve(1024);
-    handles.reserve(1024);
     inputs.reserve(1024);
     dims.reserve(4096);
     text.reserve(32768);
@@ -311,8 +310,8 @@ class Session {
         in.text_len = static_cast<std::uint32_t>(kind.size());
       }
     }
-    b.handles.push_back(fn.handle());
-    b.stack.push_back(OpenOp{op.index, slot, fn.handle()});
+    op.handle = fn.handle();
+    b.stack.push_back(OpenOp{op.index, slot, op.handle});
 #ifdef ATTNPROF_HAVE_CUPTI
     if (m_device) m_device->push_external_id(op.index + 1);
 #endif
@@ -398,9 +397,8 @@ class Session {
     std::vector<const RawMemory*> memory;
     std::map<at::RecordFunctionHandle, std::uint64_t> open;  // handle -> index, ops not ended
     for (const auto& b : m_buffers) {
-      for (std::size_t i = 0; i < b->ops.size(); ++i)
-        if (b->ops[i].end_ns == 0 && b->ops[i].index < t.ops.size())
-          open.emplace(b->handles[i], b->ops[i].index);
+      for (const RawOp& raw : b->ops)
+        if (raw.end_ns == 0 && raw.index < t.ops.size()) open.emplace(raw.handle, raw.index);
     }
     for (const auto& b : m_buffers) {
       for (const ForeignEnd& e : b->foreign_ends)
@@ -533,13 +531,11 @@ Trace record_description_call(const std::function<void()>& body, const Options& 
 void copy_description(Trace&& from, Trace& to) {
   // (parent's index, or -1 - call at the top level; thread at the top level, else 0; name)
   using Place = std::tuple<std::int64_t, std::uint32_t, std::string_view>;
-  const auto top = [](std::int64_t parent, const OpEvent& op) {
-    return parent < 0 ? op.thread : 0u;
-  };
+  const auto thread_at_top = [](const OpEvent& op) { return op.parent < 0 ? op.thread : 0u; };
   std::map<Place, std::vector<std::size_t>> described;
   for (std::size_t i = 0; i < from.ops.size(); ++i) {
     const OpEvent& op = from.ops[i];
-    described[{op.parent, top(op.parent, op), op.name}].push_back(i);
+    described[{op.parent, thread_at_top(op), op.name}].push_back(i);
   }
   std::map<Place, std::size_t> seen;
   std::vector<std::int64_t> counterpart(to.ops.size(), -1);
@@ -547,15 +543,13 @@ void copy_description(Trace&& from, Trace& to) {
   std::size_t missing = 0;
   for (std::size_t i = 0; i < to.ops.size(); ++i) {
     OpEvent& op = to.ops[i];
-    const auto after = std::upper_bound(to.call_starts.begin(), to.call_starts.end(), op.start_ns);
-    const std::size_t call =
-        after == to.call_starts.begin() ? 0 : std::size_t(after - to.call_starts.begin()) - 1;
+    const std::size_t call = call_of(to, op.start_ns);
     const bool nested = op.parent >= 0 && static_cast<std::size_t>(op.parent) < i;
     const std::int64_t parent = nested ? counterpart[static_cast<std::size_t>(op.parent)] : -1;
+    const std::uint32_t thread = thread_at_top(op);
     const std::size_t n =
-        seen[{nested ? op.parent : -1 - static_cast<std::int64_t>(call), top(op.parent, op),
-              op.name}]++;
-    const auto it = described.find({parent, top(op.parent, op), op.name});
+        seen[{nested ? op.parent : -1 - static_cast<std::int64_t>(call), thread, op.name}]++;
+    const auto it = described.find({parent, thread, op.name});
     if ((nested && parent < 0) || it == described.end() || n >= it->second.size()) {
       ++missing;
       continue;
