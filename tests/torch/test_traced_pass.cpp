@@ -33,6 +33,15 @@ std::function<at::Tensor()> work(int slow_calls, int slow_ms, int fast_ms, int& 
   };
 }
 
+// A CPU case whose timed samples had this median, traced over `work`.
+core::CaseResult traced(double median_ns, const std::function<at::Tensor()>& work) {
+  core::CaseResult r;
+  r.spec = cpu_case();
+  r.summary.median_ns = median_ns;
+  runner::traced_pass(r.spec, env::describe(), work, r);
+  return r;
+}
+
 }  // namespace
 
 TEST_SUITE("runner::traced_pass") {
@@ -41,11 +50,8 @@ TEST_SUITE("runner::traced_pass") {
     // the call that records shapes and memory) take 100 ms each, as if the machine had turned
     // slow after the samples. Long sleeps, so that a busy machine's late wake-ups stay far
     // inside the 1.25x band.
-    core::CaseResult r;
-    r.spec = cpu_case();
-    r.summary.median_ns = 40e6;
     int calls = 0;
-    runner::traced_pass(r.spec, env::describe(), work(6, 100, 40, calls), r);
+    const auto r = traced(40e6, work(6, 100, 40, calls));
     CHECK(calls == 1 + 5 + 5);
     CHECK(r.metrics.at("trace.passes") == 2);
     CHECK(r.message.empty());
@@ -53,23 +59,17 @@ TEST_SUITE("runner::traced_pass") {
   }
 
   TEST_CASE("a pass that agrees is the only one") {
-    core::CaseResult r;
-    r.spec = cpu_case();
-    r.summary.median_ns = 40e6;
     int calls = 0;
-    runner::traced_pass(r.spec, env::describe(), work(0, 0, 40, calls), r);
+    const auto r = traced(40e6, work(0, 0, 40, calls));
     CHECK(calls == 1 + 5);
     CHECK(r.metrics.at("trace.passes") == 1);
   }
 
   TEST_CASE("no pass agrees: the nearest is kept, and a metric says how far") {
-    core::CaseResult r;
-    r.spec = cpu_case();
-    r.summary.median_ns = 10e6;
     int calls = 0;
     // Passes of 80 ms, 80 ms and 40 ms calls (4 timed calls and the description call each):
     // the third is the nearest to the 10 ms median.
-    runner::traced_pass(r.spec, env::describe(), work(11, 80, 40, calls), r);
+    const auto r = traced(10e6, work(11, 80, 40, calls));
     CHECK(calls == 1 + 3 * 5);
     CHECK(r.metrics.at("trace.passes") == 3);
     CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(40e6).epsilon(0.5));
