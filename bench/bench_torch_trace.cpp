@@ -2,7 +2,8 @@
 // reporting) against the same call untraced, on the CPU, for a small SDPA and an eager attention
 // (matmul, softmax, matmul). Run: ninja -C build bench_torch_trace && build/bench/bench_torch_trace
 // Prints the median CPU time per call of each (one intra-op thread, so the calling thread does
-// all the work) and the ratio; also how many ops one pass records.
+// all the work) and the ratio, beside two floors (an empty callback, a minimal tracer); also how
+// many ops one pass records.
 // printf, not fmt: LibTorch's include dir carries its own fmt (v12) headers, which shadow the
 // system fmt that attnprof links in any translation unit that includes LibTorch.
 #include <ATen/ATen.h>
@@ -15,8 +16,12 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "harness/costmatrix/cost_matrix.h"
 #include "harness/trace/tracer.h"
@@ -47,23 +52,68 @@ double median(std::vector<double> v) {
 std::unique_ptr<at::ObserverContext> empty_enter(const at::RecordFunction&) { return nullptr; }
 void empty_exit(const at::RecordFunction&, at::ObserverContext*) {}
 
-void with_empty_callback(const std::function<void()>& calls) {
+// The least a tracer that records names, nesting and times can do per op: one thread, a fixed
+// array, the name's pointer kept (not its text), two clock reads (the TSC, as the tracer reads
+// it). Not usable (it keeps no names past the op and breaks with threads): only the measure of
+// what the real tracer adds above what any such tracer costs.
+std::uint64_t ticks() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+struct MinimalOp {
+  std::uint64_t start = 0, end = 0;
+  const char* name = nullptr;
+  std::int64_t parent = -1;
+};
+MinimalOp g_minimal[4096];
+int g_minimal_n = 0;
+int g_minimal_stack[64];
+int g_minimal_depth = 0;
+std::unique_ptr<at::ObserverContext> minimal_enter(const at::RecordFunction& fn) {
+  const int i = g_minimal_n++ & 4095;
+  MinimalOp& op = g_minimal[i];
+  op.name = fn.name();
+  op.parent = g_minimal_depth > 0 ? g_minimal_stack[g_minimal_depth - 1] : -1;
+  g_minimal_stack[g_minimal_depth++ & 63] = i;
+  op.start = ticks();
+  return nullptr;
+}
+void minimal_exit(const at::RecordFunction&, at::ObserverContext*) {
+  const std::uint64_t t = ticks();
+  if (g_minimal_depth > 0) g_minimal[g_minimal_stack[--g_minimal_depth]].end = t;
+}
+
+void with_callback(const std::function<void()>& calls,
+                   at::RecordFunctionCallback::StartCallback enter,
+                   at::RecordFunctionCallback::EndCallback exit) {
+  g_minimal_n = g_minimal_depth = 0;
   const auto handle = at::addGlobalCallback(
-      at::RecordFunctionCallback(&empty_enter, &empty_exit)
+      at::RecordFunctionCallback(enter, exit)
           .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
   calls();
   at::removeCallback(handle);
 }
 
-// The variants run interleaved (untraced, empty callback, traced, then again, each rep starting
-// with the next one), so drift on a shared machine and what one variant leaves behind for the
-// next hit all of them alike. The pass attnprof runs is trace::record with calls = 10
-// (measure.trace_calls' default): the 10 timed calls, then one call that records shapes and
-// memory, then the merge; then costmatrix::build. Every variant runs the body 11 times through the
-// same wrapper, which times each call alone (the last is left out: the traced pass's
-// description call), so timing a call costs all of them alike. Figures, medians over all calls:
+// The variants (untraced, empty callback, minimal tracer, traced) run interleaved, in a new
+// shuffled order each rep, so drift on a shared machine falls on all of them alike and no
+// variant always follows the same one. Each variant starts after 3 untraced calls that are not
+// counted: what the one before it left behind (a traced pass's merge evicts the caches) is
+// gone before its first counted call, whichever came before. The pass attnprof runs is
+// trace::record with calls = 10 (measure.trace_calls' default): the 10 timed calls, then one
+// call that records shapes and memory, then the merge; then costmatrix::build. Every variant
+// runs the body 11 times through the same wrapper, which times each call alone (the last is
+// left out: the traced pass's description call), so timing a call costs all of them alike.
+// Figures, medians over all calls:
 // - traced calls: the timed calls inside the traced pass against untraced calls. This is what
 //   the tracer adds to the times the cost matrix reports (the target: within 5%).
+// - empty callback and minimal tracer: the floors under it, what LibTorch's RecordFunction costs
+//   with any callback and what any tracer of names, nesting and times costs above that.
+// - us/call in its callbacks: the tracer's own time as it measures it itself (see below); the
+//   rest of "traced calls" above the minimal tracer is what its callbacks cost the ops around
+//   them (caches).
 // - whole pass: everything record() and costmatrix::build() cost, per timed call, against 10
 //   untraced calls (the description call included, so at least 1.1x): what a traced pass costs
 //   the run in time.
@@ -77,7 +127,7 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
   trace::Options pass;
   pass.calls = pass_calls;
   std::size_t ops = 0;
-  std::vector<double> plain, empty, traced, plain_pass, whole;
+  std::vector<double> plain, empty, minimal, traced, plain_pass, whole, own;
   // The body every variant runs: each call timed alone, the last left out.
   int n = 0;
   std::vector<double>* into = nullptr;
@@ -95,28 +145,42 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
       },
       [&] {
         into = &empty;
-        with_empty_callback(untraced);
+        with_callback(untraced, &empty_enter, &empty_exit);
+      },
+      [&] {
+        into = &minimal;
+        with_callback(untraced, &minimal_enter, &minimal_exit);
       },
       [&] {
         into = &traced;
         whole.push_back(time_ns([&] {
           const trace::Trace t = trace::record(body, pass);
           ops = t.ops.size() / pass_calls;
+          // The tracer's own time as it measures it (OpEvent::tracer_ns): its callbacks inside
+          // the top-level ops, so all but the top-level ops' own two callbacks.
+          double ns = 0;
+          for (const trace::OpEvent& op : t.ops)
+            if (op.parent < 0) ns += double(op.tracer_ns);
+          own.push_back(ns / pass_calls);
           (void)costmatrix::build(t);
         }));
       }};
-  // Each rep starts with the next variant: whatever a variant leaves behind (a traced pass's
-  // merge evicts the caches and moves the heap) falls on each of them alike.
-  for (int i = 0; i < reps; ++i)
-    for (int v = 0; v < 3; ++v) {
+  std::mt19937 shuffle(0x5eed);
+  int order[] = {0, 1, 2, 3};
+  for (int i = 0; i < reps; ++i) {
+    std::shuffle(std::begin(order), std::end(order), shuffle);
+    for (int v : order) {
+      for (int c = 0; c < 3; ++c) call();  // settle
       n = 0;
-      variants[(i + v) % 3]();
+      variants[v]();
     }
-  const double p = median(plain), e = median(empty), t = median(traced);
+  }
+  const double p = median(plain), t = median(traced);
   std::printf(
-      "%-26s untraced %8.1f us  empty callback %.3fx  traced calls %.3fx (%.2f us/op)  "
-      "whole pass %.3fx  %zu ops/call\n",
-      name, p / 1e3, e / p, t / p, ops ? (t - p) / 1e3 / double(ops) : 0.0,
+      "%-26s untraced %8.1f us  empty callback %.3fx  minimal tracer %.3fx  traced calls %.3fx "
+      "(%.2f us/op, %.2f us/call in its callbacks)  whole pass %.3fx  %zu ops/call\n",
+      name, p / 1e3, median(empty) / p, median(minimal) / p, t / p,
+      ops ? (t - p) / 1e3 / double(ops) : 0.0, median(own) / 1e3,
       median(whole) / median(plain_pass) * (pass_calls + 1) / pass_calls, ops);
 }
 
