@@ -1,6 +1,7 @@
 // Overhead of the traced pass (trace::record: RecordFunction callbacks, shapes, memory
 // reporting) against the same call untraced, on the CPU, for a small SDPA and an eager attention
 // (matmul, softmax, matmul). Run: ninja -C build bench_torch_trace && build/bench/bench_torch_trace
+// [NAME-PART] [--per-op]
 // Prints the median CPU time per call of each (one intra-op thread, so the calling thread does
 // all the work) and the ratio, beside two floors (an empty callback, a minimal tracer); also how
 // many ops one pass records.
@@ -119,6 +120,48 @@ void with_callback(const std::function<void()>& calls,
 //   the run in time.
 // Only the passes whose name contains this (the first argument), e.g. "eager" for a profile.
 std::string g_only;
+// --per-op: also each op's median duration under the minimal tracer and under the real one, side
+// by side (see per_op_table): where the traced calls' extra time lies, op by op.
+bool g_per_op = false;
+double g_ns_per_tick = 1;  // ticks() in nanoseconds, measured at start
+
+// One op's durations (ns) across calls, by its place in the call (the k-th op entered).
+using PerOp = std::vector<std::vector<double>>;
+
+void add_call_ops(PerOp& table, std::size_t k, double ns) {
+  if (table.size() <= k) table.resize(k + 1);
+  table[k].push_back(ns);
+}
+
+// The minimal tracer's ops of one variant run (pass_calls + 1 calls, the last left out), by
+// place; false where the calls did not all run the same number of ops.
+bool take_minimal_ops(PerOp& table, std::vector<std::string>& names, int pass_calls) {
+  const int calls = pass_calls + 1;
+  if (g_minimal_n > 4096 || g_minimal_n % calls != 0) return false;
+  const int per_call = g_minimal_n / calls;
+  names.resize(std::max(names.size(), static_cast<std::size_t>(per_call)));
+  for (int c = 0; c < pass_calls; ++c)
+    for (int k = 0; k < per_call; ++k) {
+      const MinimalOp& op = g_minimal[c * per_call + k];
+      add_call_ops(table, k, op.end > op.start ? double(op.end - op.start) * g_ns_per_tick : 0);
+      names[k] = std::string(op.parent < 0 ? "" : "  ") + op.name;
+    }
+  return true;
+}
+
+// The real tracer's timed ops, by place; false where the calls ran different numbers of ops.
+bool take_traced_ops(PerOp& table, PerOp& own, const trace::Trace& t) {
+  const std::size_t calls = t.call_starts.size();
+  if (calls == 0 || t.ops.size() % calls != 0) return false;
+  const std::size_t per_call = t.ops.size() / calls;
+  for (std::size_t i = 0; i < t.ops.size(); ++i) {
+    const trace::OpEvent& op = t.ops[i];
+    add_call_ops(table, i % per_call,
+                 op.end_ns > op.start_ns ? double(op.end_ns - op.start_ns) : 0);
+    add_call_ops(own, i % per_call, double(op.tracer_ns));
+  }
+  return true;
+}
 
 void compare(const char* name, const std::function<void()>& call, int reps) {
   if (std::string(name).find(g_only) == std::string::npos) return;
@@ -128,6 +171,9 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
   pass.calls = pass_calls;
   std::size_t ops = 0;
   std::vector<double> plain, empty, minimal, traced, plain_pass, whole, own;
+  PerOp minimal_ops, traced_ops, traced_own;
+  std::vector<std::string> names;
+  bool per_op = g_per_op;
   // The body every variant runs: each call timed alone, the last left out.
   int n = 0;
   std::vector<double>* into = nullptr;
@@ -150,6 +196,7 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
       [&] {
         into = &minimal;
         with_callback(untraced, &minimal_enter, &minimal_exit);
+        if (per_op) per_op = take_minimal_ops(minimal_ops, names, pass_calls);
       },
       [&] {
         into = &traced;
@@ -162,6 +209,7 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
           for (const trace::OpEvent& op : t.ops)
             if (op.parent < 0) ns += double(op.tracer_ns);
           own.push_back(ns / pass_calls);
+          if (per_op) per_op = take_traced_ops(traced_ops, traced_own, t);
           (void)costmatrix::build(t);
         }));
       }};
@@ -182,12 +230,47 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
       name, p / 1e3, median(empty) / p, median(minimal) / p, t / p,
       ops ? (t - p) / 1e3 / double(ops) : 0.0, median(own) / 1e3,
       median(whole) / median(plain_pass) * (pass_calls + 1) / pass_calls, ops);
+  if (g_per_op && !(per_op && minimal_ops.size() == traced_ops.size())) {
+    std::printf("  (per op: the calls ran different ops, nothing to set side by side)\n");
+  } else if (g_per_op) {
+    // Medians by place in the call; nested ops indented. The tracer's own time inside an op is
+    // its callbacks of the op's descendants (OpEvent::tracer_ns); the rest of the difference is
+    // what tracing costs the op's own work.
+    std::printf("  %-30s %12s %12s %10s %10s\n", "op (by place in the call)", "minimal ns",
+                "traced ns", "own ns", "traced-min");
+    double top_minimal = 0, top_traced = 0;
+    for (std::size_t k = 0; k < traced_ops.size(); ++k) {
+      const double a = median(minimal_ops[k]), b = median(traced_ops[k]);
+      std::printf("  %-30s %12.0f %12.0f %10.0f %+10.0f\n", names[k].c_str(), a, b,
+                  median(traced_own[k]), b - a);
+      if (names[k].rfind("  ", 0) != 0) top_minimal += a, top_traced += b;
+    }
+    std::printf("  %-30s %12.0f %12.0f %10s %+10.0f\n", "top-level ops", top_minimal, top_traced,
+                "", top_traced - top_minimal);
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1) g_only = argv[1];
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--per-op")
+      g_per_op = true;
+    else
+      g_only = argv[i];
+  }
+  {
+    // The TSC's rate, for the minimal tracer's durations: ticks over 100 ms of the steady clock.
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::uint64_t k0 = ticks();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(100)) {
+    }
+    const std::uint64_t k1 = ticks();
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count();
+    g_ns_per_tick = k1 > k0 ? double(ns) / double(k1 - k0) : 1.0;
+  }
   // The allocator as attnprof-worker sets it: otherwise a traced pass's freed buffers trim the
   // heap and the next call's temporaries fault their pages in again, a cost users never see.
   util::keep_freed_memory();
