@@ -1,8 +1,10 @@
 #include "harness/runner/traced_pass.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
+#include <vector>
 
 #include "harness/costmatrix/cost_matrix.h"
 #include "harness/costmatrix/perfetto.h"
@@ -13,6 +15,26 @@
 #include "harness/util/error.h"
 
 namespace attnprof::runner {
+
+namespace {
+
+// The lower median of `calls` untraced calls of work, each timed alone by the steady clock, as
+// costmatrix::median_call_ns takes a pass's calls.
+double median_untraced_call_ns(const std::function<at::Tensor()>& work, int calls) {
+  std::vector<double> walls;
+  for (int i = 0; i < calls; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    walls.push_back(
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  if (walls.empty()) return 0;
+  std::sort(walls.begin(), walls.end());
+  return walls[(walls.size() - 1) / 2];
+}
+
+}  // namespace
 
 void traced_pass(const core::Case& c, const env::Description& env,
                  const std::function<at::Tensor()>& work, core::CaseResult& r,
@@ -33,13 +55,20 @@ void traced_pass(const core::Case& c, const env::Description& env,
   // few microseconds the tracer's own cost alone goes beyond the factor, so this is a figure to
   // read, not a failure. On a GPU the calls' wall time is not the device time the samples are,
   // so there is one pass.
+  //
+  // On the CPU each pass comes right after as many untraced calls, timed the same way (wall time
+  // per call): trace.overhead is the kept pass's median call over theirs, what tracing added to
+  // the calls the matrix shows, measured side by side in time, so a change of the machine's
+  // state between the samples and the pass does not enter it.
   constexpr int kPasses = 3;
   const double median = r.summary.median_ns;
   trace::Trace t;
   int passes = 0;
-  double off = 0;        // |log(pass median call / measured median)| of the kept pass
-  double kept_call = 0;  // the kept pass's median call
+  double off = 0;            // |log(pass median call / measured median)| of the kept pass
+  double kept_call = 0;      // the kept pass's median call
+  double kept_untraced = 0;  // the median of the untraced calls before it
   for (bool agreed = false; !agreed && passes < (cuda ? 1 : kPasses);) {
+    const double untraced = cuda ? 0 : median_untraced_call_ns(work, opts.calls);
     trace::Trace pass = trace::record([&] { work(); }, opts);
     ++passes;
     const double call = costmatrix::median_call_ns(pass);
@@ -49,10 +78,13 @@ void traced_pass(const core::Case& c, const env::Description& env,
       t = std::move(pass);
       off = distance;
       kept_call = call;
+      kept_untraced = untraced;
     }
   }
   r.metrics["trace.passes"] = passes;
   if (!cuda && median > 0 && kept_call > 0) r.metrics["trace.call_over_median"] = kept_call / median;
+  if (!cuda && kept_untraced > 0 && kept_call > 0)
+    r.metrics["trace.overhead"] = kept_call / kept_untraced;
   r.cost = costmatrix::build(t);
   r.metrics["trace.calls"] = t.calls;
   const auto kept = costmatrix::kept_calls(t);
