@@ -185,8 +185,12 @@ TEST_SUITE("cli") {
     CHECK(d.read("traces/tiny_prefill_b1-s32-fp32-none_eager.json").find("\"traceEvents\"") !=
           std::string::npos);
 
-    // The candidate against five earlier runs of main on this machine.
-    Result hist = attnprof(d.path, "compare --db h.db --baseline history --json v.json");
+    // The candidate against five earlier runs of main on this machine. Runs taken at different
+    // times on a shared machine (ctest runs other tests beside this one) move by up to 60%
+    // between them, so this checks the history baseline's plumbing with a tolerance no change of
+    // the machine's state reaches; the gate's statistics have tests of their own.
+    Result hist =
+        attnprof(d.path, "compare --db h.db --baseline history --tolerance 400% --json v.json");
     INFO(hist.out);
     CHECK(hist.rc == 0);
     CHECK(hist.out.find("baseline: history") != std::string::npos);
