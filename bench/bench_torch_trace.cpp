@@ -103,10 +103,11 @@ void with_callback(const std::function<void()>& calls,
 // variant always follows the same one. Each variant starts after 3 untraced calls that are not
 // counted: what the one before it left behind (a traced pass's merge evicts the caches) is
 // gone before its first counted call, whichever came before. The pass attnprof runs is
-// trace::record with calls = 10 (measure.trace_calls' default): the 10 timed calls, then one
-// call that records shapes and memory, then the merge; then costmatrix::build. Every variant
-// runs the body 11 times through the same wrapper, which times each call alone (the last is
-// left out: the traced pass's description call), so timing a call costs all of them alike.
+// trace::record with calls = 10 (measure.trace_calls' default): one warm-up call, traced and
+// dropped, the 10 timed calls, then one call that records shapes and memory, then the merge;
+// then costmatrix::build. Every variant runs the body through the same wrapper, which times
+// each call alone, and counts 10 calls (the untraced ones leave out their last, as the traced
+// pass leaves out its warm-up and description calls), so timing a call costs all of them alike.
 // Figures, medians over all calls:
 // - traced calls: the timed calls inside the traced pass against untraced calls. This is what
 //   the tracer adds to the times the cost matrix reports (the target: within 5%).
@@ -116,8 +117,8 @@ void with_callback(const std::function<void()>& calls,
 //   rest of "traced calls" above the minimal tracer is what its callbacks cost the ops around
 //   them (caches).
 // - whole pass: everything record() and costmatrix::build() cost, per timed call, against 10
-//   untraced calls (the description call included, so at least 1.1x): what a traced pass costs
-//   the run in time.
+//   untraced calls (the warm-up and description calls included, so at least 1.2x): what a
+//   traced pass costs the run in time.
 // Only the passes whose name contains this (the first argument), e.g. "eager" for a profile.
 std::string g_only;
 // --per-op: also each op's median duration under the minimal tracer and under the real one, side
@@ -179,7 +180,8 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
   std::vector<double>* into = nullptr;
   const std::function<void()> body = [&] {
     const double ns = time_ns(call);
-    if (n++ < pass_calls) into->push_back(ns);
+    const int i = n++;
+    if (i >= 0 && i < pass_calls) into->push_back(ns);
   };
   const auto untraced = [&] {
     for (int c = 0; c <= pass_calls; ++c) body();
@@ -200,6 +202,7 @@ void compare(const char* name, const std::function<void()>& call, int reps) {
       },
       [&] {
         into = &traced;
+        n = -pass.warmup_calls;  // the traced pass's warm-up calls are not its timed calls
         whole.push_back(time_ns([&] {
           const trace::Trace t = trace::record(body, pass);
           ops = t.ops.size() / pass_calls;

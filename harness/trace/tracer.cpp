@@ -2,7 +2,8 @@
 // stage that includes LibTorch headers.
 //
 // How it hangs together: record() runs the body in two sessions. The timed one (options.calls
-// calls, CUPTI around it where a GPU is traced) records names, nesting and times; the
+// calls after options.warmup_calls whose ops and device records are dropped at the merge, CUPTI
+// around it where a GPU is traced) records names, nesting and times; the
 // description call after it (one call) also boxes every op's inputs and reports memory, and its
 // shapes, dtypes and bytes go to the timed ops by counterpart (the same place in the call's op
 // tree: copy_description). A session publishes itself, adds one global RecordFunction callback pair and, for the
@@ -371,20 +372,34 @@ class Session {
     }
   }
 
+  // How many ops have been entered so far: the first index of the ops entered from now on.
+  std::uint64_t ops_entered() const { return m_next_op.load(); }
+
   // After the body: every thread's ops in enter order with their text, memory events in time
-  // order with each device's running total and peak, bytes per op.
-  void move_into(Trace& t) {
+  // order with each device's running total and peak, bytes per op. The ops entered before
+  // `first` (the warm-up calls') are left out, and the rest numbered from 0.
+  void move_into(Trace& t, std::uint64_t first = 0) {
     std::lock_guard lock(m_mutex);
-    t.ops.assign(m_next_op.load(), OpEvent{});
+    const std::uint64_t entered = m_next_op.load();
+    t.ops.assign(entered > first ? entered - first : 0, OpEvent{});
+    const auto place = [&](std::uint64_t index) -> std::optional<std::size_t> {
+      // A callback still running on another thread when the session ended (removing a
+      // callback does not wait for it) took an index past the count read above.
+      if (index < first || index >= entered) return std::nullopt;
+      return static_cast<std::size_t>(index - first);
+    };
     for (const auto& b : m_buffers)
       for (const RawOp& raw : b->ops) {
-        // A callback still running on another thread when the session ended (removing a
-        // callback does not wait for it) took an index past the count read above.
-        if (raw.index >= t.ops.size()) continue;
-        OpEvent& op = t.ops[raw.index];
+        const auto at = place(raw.index);
+        if (!at) continue;
+        OpEvent& op = t.ops[*at];
         op.name = b->text_at(raw.name, raw.name_len);
         if (m_inputs) format_inputs(*b, raw, op.input_shapes, op.input_dtypes);
-        op.parent = raw.parent;
+        // A parent among the dropped ops (an op of a warm-up call still open: async) leaves the
+        // op at the top.
+        const auto parent = raw.parent >= 0 ? place(static_cast<std::uint64_t>(raw.parent))
+                                            : std::nullopt;
+        op.parent = parent ? static_cast<std::int64_t>(*parent) : -1;
         op.start_ns = to_ns(raw.start_ns);
         op.end_ns = raw.end_ns == 0 ? 0 : to_ns(raw.end_ns);
         // An op still open at the end (or ended on another thread) has no end reading.
@@ -392,13 +407,13 @@ class Session {
                            ? duration_ns(raw.tracer_at_end - raw.tracer_at_start)
                            : 0;
         op.thread = b->number;
-        op.external_id = raw.index + 1;
+        op.external_id = raw.index + 1;  // as pushed to the device tracer
       }
     std::vector<const RawMemory*> memory;
-    std::map<at::RecordFunctionHandle, std::uint64_t> open;  // handle -> index, ops not ended
+    std::map<at::RecordFunctionHandle, std::size_t> open;  // handle -> index, ops not ended
     for (const auto& b : m_buffers) {
       for (const RawOp& raw : b->ops)
-        if (raw.end_ns == 0 && raw.index < t.ops.size()) open.emplace(raw.handle, raw.index);
+        if (const auto at = place(raw.index); at && raw.end_ns == 0) open.emplace(raw.handle, *at);
     }
     for (const auto& b : m_buffers) {
       for (const ForeignEnd& e : b->foreign_ends)
@@ -415,8 +430,8 @@ class Session {
       cur += m->bytes;
       auto& peak = t.peak_bytes[dev];
       peak = std::max(peak, cur);
-      const std::int64_t op =
-          m->op >= 0 && static_cast<std::size_t>(m->op) < t.ops.size() ? m->op : -1;
+      const auto at = m->op >= 0 ? place(static_cast<std::uint64_t>(m->op)) : std::nullopt;
+      const std::int64_t op = at ? static_cast<std::int64_t>(*at) : -1;
       if (op >= 0) {
         if (m->bytes >= 0)
           t.ops[op].bytes_allocated += m->bytes;
@@ -578,14 +593,17 @@ void copy_description(Trace&& from, Trace& to) {
 Trace record(const std::function<void()>& body, const Options& options, DeviceTracer* device) {
   Trace t;
   Session session(device, false);
+  std::uint64_t first = 0;  // the first op of the timed calls: those before are the warm-up's
 #ifdef ATTNPROF_HAVE_CUPTI
   if (device) device->start();
 #endif
   {
     Installed installed(session);
-    t.start_ns = session.now();
     t.calls = std::max(1, options.calls);
     try {
+      for (int i = 0; i < options.warmup_calls; ++i) body();
+      first = session.ops_entered();
+      t.start_ns = session.now();
       for (int i = 0; i < t.calls; ++i) {
         t.call_starts.push_back(session.now());
         body();
@@ -613,7 +631,7 @@ Trace record(const std::function<void()>& body, const Options& options, DeviceTr
 #endif
   std::optional<Trace> description;
   if (options.shapes || options.memory) description = record_description_call(body, options);
-  session.move_into(t);
+  session.move_into(t, first);
   session.convert_window(t);
   if (description) copy_description(std::move(*description), t);
 #ifdef ATTNPROF_HAVE_CUPTI
@@ -622,9 +640,17 @@ Trace record(const std::function<void()>& body, const Options& options, DeviceTr
     t.device_traced = true;
     t.dropped_records = r.dropped;
     for (auto& n : r.notes) t.notes.push_back(std::move(n));
+    // External ids are the ops' global indices + 1: the warm-up calls' are 1 to `first`, and
+    // their records go with them.
+    const auto warm_up = [&](std::uint64_t external) {
+      return external >= 1 && external <= first;
+    };
+    std::erase_if(r.device, [&](const DeviceEvent& d) { return warm_up(d.external_id); });
+    std::erase_if(r.api, [&](const ApiEvent& a) { return warm_up(a.external_id); });
     auto op_of = [&](std::uint64_t external) -> std::int64_t {
-      return external >= 1 && external <= t.ops.size() ? static_cast<std::int64_t>(external - 1)
-                                                       : -1;
+      return external > first && external - first <= t.ops.size()
+                 ? static_cast<std::int64_t>(external - first - 1)
+                 : -1;
     };
     for (auto& d : r.device) d.op = op_of(d.external_id);
     for (auto& a : r.api) a.op = op_of(a.external_id);

@@ -26,6 +26,11 @@ struct Options {
   // Calls of the body recorded back to back in one session (Trace::calls); the caller warms it
   // up first, so the figures are those of warm calls, as torch.profiler's schedule gives them.
   int calls = 1;
+  // Calls traced first and then dropped, torch.profiler's schedule's warmup: the first calls
+  // after the callbacks are installed run slower than the rest (the tracer's and LibTorch's
+  // callback paths are cold; bench/bench_torch_trace), and the matrix should not show it. Their
+  // ops are not in the Trace, nor are the device records of kernels they launched.
+  int warmup_calls = 1;
   // Input shapes and dtypes per op (torch.profiler's record_shapes).
   bool shapes = true;
   // Shapes and memory are recorded in one more call of the body after the timed calls, the
@@ -37,8 +42,8 @@ struct Options {
   // shapes and memory both off there is no description call.
 };
 
-// Runs body options.calls times under the tracer(s), then once more for shapes and memory, and
-// returns what was recorded. Not reentrant: one record() at a time per process. Exceptions
+// Runs body options.warmup_calls + options.calls times under the tracer(s), then once more for
+// shapes and memory, and returns what was recorded in the options.calls timed calls. Not reentrant: one record() at a time per process. Exceptions
 // from body propagate after the tracers are removed.
 Trace record(const std::function<void()>& body, const Options& options);
 

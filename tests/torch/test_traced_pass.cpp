@@ -1,7 +1,9 @@
 // The traced pass (harness/runner/traced_pass.h) on the CPU: a pass whose calls ran in another
 // state of the machine than the timed samples is traced again; where no pass agrees, the
 // nearest is kept, and trace.call_over_median says how far it is. Each pass comes after as many
-// untraced calls, and trace.overhead is the kept pass's median call over theirs.
+// untraced calls, and trace.overhead is the kept pass's median call over theirs. A pass of 4
+// timed calls runs the body 10 times: 4 untraced, then the tracer's warm-up call, the 4 timed
+// calls and the call that records shapes and memory.
 #include <chrono>
 #include <thread>
 
@@ -47,13 +49,12 @@ core::CaseResult traced(double median_ns, const std::function<at::Tensor()>& wor
 
 TEST_SUITE("runner::traced_pass") {
   TEST_CASE("a pass in another state of the machine than the samples is traced again") {
-    // The samples' median is 40 ms; the untraced call, the 4 untraced calls before the first
-    // pass and that pass (4 timed calls, then the call that records shapes and memory) take
-    // 100 ms each, as if the machine had turned slow after the samples. Long sleeps, so that a
-    // busy machine's late wake-ups stay far inside the 1.25x band.
+    // The samples' median is 40 ms; the untraced call and the first pass's 10 calls take 100 ms
+    // each, as if the machine had turned slow after the samples. Long sleeps, so that a busy
+    // machine's late wake-ups stay far inside the 1.25x band.
     int calls = 0;
-    const auto r = traced(40e6, work(10, 100, 40, calls));
-    CHECK(calls == 1 + 9 + 9);
+    const auto r = traced(40e6, work(11, 100, 40, calls));
+    CHECK(calls == 1 + 10 + 10);
     CHECK(r.metrics.at("trace.passes") == 2);
     CHECK(r.message.empty());
     CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(40e6).epsilon(0.5));
@@ -62,7 +63,7 @@ TEST_SUITE("runner::traced_pass") {
   TEST_CASE("a pass that agrees is the only one") {
     int calls = 0;
     const auto r = traced(40e6, work(0, 0, 40, calls));
-    CHECK(calls == 1 + 4 + 5);
+    CHECK(calls == 1 + 10);
     CHECK(r.metrics.at("trace.passes") == 1);
     // The untraced calls and the traced ones take the same 40 ms.
     CHECK(r.metrics.at("trace.overhead") == doctest::Approx(1).epsilon(0.2));
@@ -78,7 +79,7 @@ TEST_SUITE("runner::traced_pass") {
       std::this_thread::sleep_for(std::chrono::milliseconds(call >= 1 && call < 5 ? 20 : 40));
       return at::zeros({1});
     });
-    CHECK(calls == 1 + 4 + 5);
+    CHECK(calls == 1 + 10);
     CHECK(r.metrics.at("trace.passes") == 1);
     CHECK(r.metrics.at("trace.overhead") == doctest::Approx(2).epsilon(0.2));
     CHECK(r.metrics.at("trace.call_over_median") == doctest::Approx(1).epsilon(0.2));
@@ -86,10 +87,9 @@ TEST_SUITE("runner::traced_pass") {
 
   TEST_CASE("no pass agrees: the nearest is kept, and a metric says how far") {
     int calls = 0;
-    // Passes of 80 ms, 80 ms and 40 ms calls (4 untraced calls, 4 timed calls and the
-    // description call each): the third is the nearest to the 10 ms median.
-    const auto r = traced(10e6, work(19, 80, 40, calls));
-    CHECK(calls == 1 + 3 * 9);
+    // Passes of 80 ms, 80 ms and 40 ms calls: the third is the nearest to the 10 ms median.
+    const auto r = traced(10e6, work(21, 80, 40, calls));
+    CHECK(calls == 1 + 3 * 10);
     CHECK(r.metrics.at("trace.passes") == 3);
     CHECK(r.metrics.at("trace.call_cpu_ns") == doctest::Approx(40e6).epsilon(0.5));
     CHECK(r.metrics.at("trace.call_over_median") == doctest::Approx(4).epsilon(0.5));

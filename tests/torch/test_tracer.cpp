@@ -173,8 +173,8 @@ TEST_SUITE("trace::Tracer") {
     trace::Options options;
     options.calls = 3;
     int calls = 0;
-    // A second observer sees the inputs LibTorch boxed for each aten::mm: none in the timed
-    // calls, both in the description call, which comes last.
+    // A second observer sees the inputs LibTorch boxed for each aten::mm: none in the warm-up
+    // call and the timed calls, both in the description call, which comes last.
     g_mm_inputs.clear();
     const auto observer = at::addGlobalCallback(
         at::RecordFunctionCallback(&observe_mm_inputs).scopes({at::RecordScope::FUNCTION}));
@@ -185,8 +185,8 @@ TEST_SUITE("trace::Tracer") {
         },
         options);
     at::removeCallback(observer);
-    CHECK(calls == 4);
-    CHECK(g_mm_inputs == std::vector<std::size_t>{0, 0, 0, 2});
+    CHECK(calls == 1 + 3 + 1);
+    CHECK(g_mm_inputs == std::vector<std::size_t>{0, 0, 0, 0, 2});
     const auto mms = find_ops(t, "aten::mm");
     REQUIRE(mms.size() == 3);  // the timed calls' only: the description call adds no ops
     for (auto i : mms) {
@@ -209,7 +209,7 @@ TEST_SUITE("trace::Tracer") {
     const auto t = trace::record(
         [&] {
           (void)(x + 1);
-          if (calls++ == 0) (void)x.neg();  // only the first timed call
+          if (calls++ == 1) (void)x.neg();  // only the first timed call (call 0: the warm-up)
         },
         options);
     const auto negs = find_ops(t, "aten::neg");
@@ -223,17 +223,17 @@ TEST_SUITE("trace::Tracer") {
   }
 
   TEST_CASE("an op that ran in one call only does not shift its namesakes elsewhere in the tree") {
-    // Each call negates a [4] and then an [8] tensor; the first also negates a [2] tensor inside
-    // a scope before them. Matched by the place in the op tree, the [4] and [8] negations keep
-    // their shapes in every call; the scope and its negation have no counterpart.
+    // Each call negates a [4] and then an [8] tensor; the first timed call also negates a [2]
+    // tensor inside a scope before them. Matched by the place in the op tree, the [4] and [8]
+    // negations keep their shapes in every call; the scope and its negation have no counterpart.
     const auto a = at::randn({4}), b = at::randn({8}), c = at::randn({2});
     trace::Options options;
     options.calls = 2;
     int calls = 0;
     const auto t = trace::record(
         [&] {
-          if (calls++ == 0) {
-            RECORD_USER_SCOPE("attnprof::warm");
+          if (calls++ == 1) {
+            RECORD_USER_SCOPE("attnprof::first");
             (void)c.neg();
           }
           (void)a.neg();
@@ -264,8 +264,52 @@ TEST_SUITE("trace::Tracer") {
           (void)(x + 1);
         },
         options);
-    CHECK(calls == 2);
+    CHECK(calls == 1 + 2);  // the warm-up call and the timed ones
     for (auto i : top_ops(t, "aten::add")) CHECK(t.ops[i].input_shapes.empty());
+  }
+
+  TEST_CASE("the warm-up calls are traced and dropped: the trace holds the timed calls only") {
+    const auto x = at::randn({4});
+    for (const int warmup : {0, 1, 2}) {
+      CAPTURE(warmup);
+      trace::Options options;
+      options.calls = 2;
+      options.warmup_calls = warmup;
+      int calls = 0;
+      const auto t = trace::record(
+          [&] {
+            RECORD_USER_SCOPE("attnprof::call");
+            if (calls++ < warmup) (void)x.neg();  // the warm-up calls only
+            (void)(x + 1);
+          },
+          options);
+      CHECK(calls == warmup + 2 + 1);
+      CHECK(find_ops(t, "aten::neg").empty());
+      const auto scopes = find_ops(t, "attnprof::call");
+      REQUIRE(scopes.size() == 2);
+      REQUIRE(t.call_starts.size() == 2);
+      CHECK(scopes[0] == 0);  // numbered from the first timed call
+      for (std::size_t c = 0; c < 2; ++c) CHECK(t.ops[scopes[c]].start_ns >= t.call_starts[c]);
+      for (std::size_t i = 0; i < t.ops.size(); ++i) {
+        const auto& op = t.ops[i];
+        CHECK(op.end_ns >= op.start_ns);
+        CHECK(op.start_ns >= t.start_ns);
+        // Parents index the kept ops; the adds hang under their call's scope.
+        REQUIRE(op.parent >= -1);
+        if (op.parent >= 0) CHECK(static_cast<std::size_t>(op.parent) < i);
+        if (op.name == "aten::add") CHECK(op.parent >= 0);
+      }
+      for (const auto s : scopes) {
+        std::size_t adds = 0;
+        for (const auto& op : t.ops)
+          if (op.parent == static_cast<std::int64_t>(s) && op.name == "aten::add") {
+            ++adds;
+            CHECK(op.input_shapes == "[[4], [], []]");  // from the description call still
+          }
+        CHECK(adds == 1);
+      }
+      CHECK(t.notes.empty());
+    }
   }
 
   TEST_CASE("times are steady-clock nanoseconds, whatever clock the pass read") {
@@ -405,7 +449,9 @@ TEST_SUITE("trace::Tracer") {
     CHECK(dev.stack.empty());
     CHECK(dev.unbalanced == 0);
     CHECK(t.device_traced);
-    REQUIRE(t.device.size() == t.ops.size());  // one fake kernel per op
+    // One fake kernel per op; the warm-up call's kernels went with its ops.
+    CHECK(dev.corr > t.ops.size());
+    REQUIRE(t.device.size() == t.ops.size());
     for (const auto& d : t.device) {
       REQUIRE(d.op >= 0);
       CHECK(t.ops[d.op].external_id == d.external_id);
