@@ -81,7 +81,6 @@ std::uint64_t steady_ns() {
 // "tsc": a constant rate, synchronized across CPUs); the readings are turned into steady-clock
 // nanoseconds after the body, from steady-clock readings taken beside the TSC when the session
 // begins and ends.
-// Read for every session: the kernel's watchdog may find the TSC unstable and switch clocks.
 bool tsc_clock_usable() {
 #if defined(__x86_64__)
   std::ifstream f("/sys/devices/system/clocksource/clocksource0/current_clocksource");
@@ -90,6 +89,21 @@ bool tsc_clock_usable() {
 #else
   return false;
 #endif
+}
+
+// What tsc_clock_usable() last said: -1 not read yet, else 0 or 1. Read on first use and again
+// when each session ends, not when it begins: the file's system calls would otherwise run just
+// before the timed calls, and what they leave behind slows them. The kernel's watchdog may
+// find the TSC unstable and switch clocks; the session then running converts its TSC readings
+// as usual (the TSC still counts), and the next one reads the steady clock.
+std::atomic<int> g_tsc_clock{-1};
+bool tsc_clock_in_use() {
+  int known = g_tsc_clock.load(std::memory_order_relaxed);
+  if (known < 0) {
+    known = tsc_clock_usable() ? 1 : 0;
+    g_tsc_clock.store(known, std::memory_order_relaxed);
+  }
+  return known == 1;
 }
 
 std::uint64_t tsc_now() {
@@ -240,7 +254,7 @@ class Session {
   Session(DeviceTracer* device, bool inputs)
       : m_device(device),
         m_inputs(inputs),
-        m_tsc(device == nullptr && tsc_clock_usable()) {}
+        m_tsc(device == nullptr && tsc_clock_in_use()) {}
 
   // A reading of the session's clock: nanoseconds (CUPTI's clock, or the steady clock), or TSC
   // ticks that to_ns() converts once the session has ended.
@@ -280,14 +294,31 @@ class Session {
     const std::uint64_t entered = now();
     ThreadBuffer& b = buffer();
     const auto slot = static_cast<std::uint32_t>(b.ops.size());
-    RawOp& op = b.ops.emplace_back();
-    op.index = m_next_op.fetch_add(1, std::memory_order_relaxed);
-    op.parent = b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().index);
+    // Built whole rather than zeroed and then filled: GCC zeroes an 88-byte record with
+    // `rep stos`, a microcoded start-up on every op.
+    const std::uint64_t index = m_next_op.fetch_add(1, std::memory_order_relaxed);
+    const std::int64_t parent =
+        b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().index);
+    RawOp& op = b.ops.emplace_back(RawOp{.index = index, .parent = parent});
     const std::string_view name = fn.name();
     op.name = b.add_text(name);
     op.name_len = static_cast<std::uint32_t>(name.size());
-    // Empty unless the callback asked for inputs (the description call, Options::shapes).
-    const auto inputs = m_inputs ? fn.inputs() : c10::ArrayRef<const c10::IValue>();
+    // Inputs only where the callback asked for them (the description call, Options::shapes).
+    if (m_inputs) record_inputs(b, op, fn.inputs());
+    op.handle = fn.handle();
+    b.stack.push_back(OpenOp{op.index, slot, op.handle});
+#ifdef ATTNPROF_HAVE_CUPTI
+    if (m_device) m_device->push_external_id(op.index + 1);
+#endif
+    const std::uint64_t started = now();
+    op.start_ns = started;
+    b.tracer_ns += started - entered;
+    op.tracer_at_start = b.tracer_ns;
+    return nullptr;
+  }
+
+  // The op's boxed inputs: a tensor's dims and dtype, or the kind of anything else.
+  static void record_inputs(ThreadBuffer& b, RawOp& op, c10::ArrayRef<const c10::IValue> inputs) {
     op.inputs = static_cast<std::uint32_t>(b.inputs.size());
     op.n_inputs = static_cast<std::uint32_t>(inputs.size());
     for (const c10::IValue& v : inputs) {
@@ -311,16 +342,6 @@ class Session {
         in.text_len = static_cast<std::uint32_t>(kind.size());
       }
     }
-    op.handle = fn.handle();
-    b.stack.push_back(OpenOp{op.index, slot, op.handle});
-#ifdef ATTNPROF_HAVE_CUPTI
-    if (m_device) m_device->push_external_id(op.index + 1);
-#endif
-    const std::uint64_t started = now();
-    op.start_ns = started;
-    b.tracer_ns += started - entered;
-    op.tracer_at_start = b.tracer_ns;
-    return nullptr;
   }
 
   void exit(const at::RecordFunction& fn) {
@@ -370,6 +391,7 @@ class Session {
       const ClockPair p = clock_pair();
       m_ns_per_tick = p.tsc > m_tsc0 ? double(p.ns - m_ns0) / double(p.tsc - m_tsc0) : 0.0;
     }
+    if (m_device == nullptr) g_tsc_clock.store(tsc_clock_usable() ? 1 : 0, std::memory_order_relaxed);
   }
 
   // How many ops have been entered so far: the first index of the ops entered from now on.
