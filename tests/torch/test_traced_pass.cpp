@@ -70,18 +70,19 @@ TEST_SUITE("runner::traced_pass") {
   }
 
   TEST_CASE("trace.overhead is the pass's median call over the untraced calls just before it") {
-    // The untraced calls take 20 ms, the pass's calls 40 ms: the tracer doubled them. The
-    // samples' median is 40 ms, so the pass agrees with it and there is one.
+    // The untraced calls take 30 ms, the pass's calls 90 ms: as if the tracer tripled them. The
+    // samples' median is 90 ms, so the pass agrees with it and there is one. A busy machine's
+    // late wake-ups (a few ms) stay inside the margin.
     int calls = 0;
-    const auto r = traced(40e6, [&calls] {
+    const auto r = traced(90e6, [&calls] {
       RECORD_USER_SCOPE("attnprof::eager");
       const int call = calls++;
-      std::this_thread::sleep_for(std::chrono::milliseconds(call >= 1 && call < 5 ? 20 : 40));
+      std::this_thread::sleep_for(std::chrono::milliseconds(call >= 1 && call < 5 ? 30 : 90));
       return at::zeros({1});
     });
     CHECK(calls == 1 + 10);
     CHECK(r.metrics.at("trace.passes") == 1);
-    CHECK(r.metrics.at("trace.overhead") == doctest::Approx(2).epsilon(0.2));
+    CHECK(r.metrics.at("trace.overhead") == doctest::Approx(3).epsilon(0.3));
     CHECK(r.metrics.at("trace.call_over_median") == doctest::Approx(1).epsilon(0.2));
   }
 
