@@ -710,6 +710,14 @@ bool Database::has_run(const std::string& id) {
   return st.bind(1, id).step();
 }
 
+std::vector<std::string> pair_ids(const std::vector<RunInfo>& runs) {
+  std::vector<std::string> ids;
+  for (const auto& info : runs)
+    if (!info.pair_id.empty() && std::find(ids.begin(), ids.end(), info.pair_id) == ids.end())
+      ids.push_back(info.pair_id);
+  return ids;
+}
+
 bool Database::has_pair(const std::string& pair_id) {
   if (pair_id.empty()) return false;
   sql::Statement st(m_db, "SELECT 1 FROM runs WHERE pair_id = ? LIMIT 1");
@@ -1012,10 +1020,8 @@ MergeStats Database::merge_from(const std::string& other_path) {
   require_writable("merge into it");
   MergeStats stats;
   Database other = open(other_path, Mode::read_only);
-  std::vector<std::string> pairs;
-  for (const auto& info : other.list_runs()) {
-    if (!info.pair_id.empty() && std::find(pairs.begin(), pairs.end(), info.pair_id) == pairs.end())
-      pairs.push_back(info.pair_id);
+  const auto runs = other.list_runs();
+  for (const auto& info : runs) {
     if (has_run(info.id)) {
       ++stats.runs_present;
     } else {
@@ -1036,7 +1042,7 @@ MergeStats Database::merge_from(const std::string& other_path) {
         static_cast<int>(m_db.scalar_int("SELECT count(*) FROM annotations") - before);
   }
   // The rounds of every A/B pair, so the pair can be judged again here (attnprof ab --pair).
-  for (const auto& pair : pairs) {
+  for (const auto& pair : pair_ids(runs)) {
     const auto rounds = other.rounds(pair);
     if (rounds.empty()) continue;
     write_rounds(pair, rounds);

@@ -24,6 +24,9 @@ struct RunInfo {
   int cases = 0;
 };
 
+// The A/B pair ids among runs, each once, in the runs' order.
+std::vector<std::string> pair_ids(const std::vector<RunInfo>& runs);
+
 struct RunFilter {
   std::string branch;                              // exact; empty: any
   std::string env_fingerprint;                     // prefix; empty: any

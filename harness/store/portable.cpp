@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -116,12 +115,9 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
   // The A/B pairs among the runs, in order, and their rounds: the header's version says
   // whether there are any.
   std::vector<std::pair<std::string, std::vector<AbRound>>> pairs;
-  for (const auto& info : runs) {
-    if (info.pair_id.empty()) continue;
-    if (std::any_of(pairs.begin(), pairs.end(), [&](const auto& p) { return p.first == info.pair_id; }))
-      continue;
-    auto rounds = db.rounds(info.pair_id);
-    if (!rounds.empty()) pairs.emplace_back(info.pair_id, std::move(rounds));
+  for (const auto& pair : pair_ids(runs)) {
+    auto rounds = db.rounds(pair);
+    if (!rounds.empty()) pairs.emplace_back(pair, std::move(rounds));
   }
   out << json{{"format", "attnprof-history"}, {"version", pairs.empty() ? kOldestVersion : kVersion}}
              .dump()
