@@ -41,6 +41,8 @@ std::vector<bool> kept_calls(const trace::Trace& t);
 // the kept calls, the ones the matrix shows, lie around it.
 std::vector<double> call_walls(const trace::Trace& t);
 double median_call_ns(const trace::Trace& t);
+// The same lower median of any calls' wall times (untraced calls timed beside a pass).
+double median_call_ns(std::vector<double> walls);
 
 // Whether a CPU pass ran in the state of the machine the timed samples saw: its median call
 // (tracer included) within kStateFactor of the measured median, either way; the factor is the

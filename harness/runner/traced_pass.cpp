@@ -18,8 +18,8 @@ namespace attnprof::runner {
 
 namespace {
 
-// The lower median of `calls` untraced calls of work, each timed alone by the steady clock, as
-// costmatrix::median_call_ns takes a pass's calls.
+// The median of `calls` untraced calls of work, each timed alone by the steady clock, taken as
+// a pass's median call is.
 double median_untraced_call_ns(const std::function<at::Tensor()>& work, int calls) {
   std::vector<double> walls;
   for (int i = 0; i < calls; ++i) {
@@ -29,9 +29,7 @@ double median_untraced_call_ns(const std::function<at::Tensor()>& work, int call
         std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
             .count());
   }
-  if (walls.empty()) return 0;
-  std::sort(walls.begin(), walls.end());
-  return walls[(walls.size() - 1) / 2];
+  return costmatrix::median_call_ns(std::move(walls));
 }
 
 }  // namespace
@@ -65,7 +63,6 @@ void traced_pass(const core::Case& c, const env::Description& env,
   trace::Trace t;
   int passes = 0;
   double off = 0;            // |log(pass median call / measured median)| of the kept pass
-  double kept_call = 0;      // the kept pass's median call
   double kept_untraced = 0;  // the median of the untraced calls before it
   for (bool agreed = false; !agreed && passes < (cuda ? 1 : kPasses);) {
     const double untraced = cuda ? 0 : median_untraced_call_ns(work, opts.calls);
@@ -77,11 +74,11 @@ void traced_pass(const core::Case& c, const env::Description& env,
     if (passes == 1 || agreed || distance < off) {
       t = std::move(pass);
       off = distance;
-      kept_call = call;
       kept_untraced = untraced;
     }
   }
   r.metrics["trace.passes"] = passes;
+  const double kept_call = costmatrix::median_call_ns(t);
   if (!cuda && median > 0 && kept_call > 0) r.metrics["trace.call_over_median"] = kept_call / median;
   if (!cuda && kept_untraced > 0 && kept_call > 0)
     r.metrics["trace.overhead"] = kept_call / kept_untraced;
