@@ -92,8 +92,8 @@ bool tsc_clock_usable() {
 }
 
 // What tsc_clock_usable() last said: -1 not read yet, else 0 or 1. Read on first use and again
-// when each session ends, not when it begins: the file's system calls would otherwise run just
-// before the timed calls, and what they leave behind slows them. The kernel's watchdog may
+// after each pass's timed calls (record()), not before them: the file's system calls would
+// otherwise run just before the timed calls, and what they leave behind slows them. The kernel's watchdog may
 // find the TSC unstable and switch clocks; the session then running converts its TSC readings
 // as usual (the TSC still counts), and the next one reads the steady clock.
 std::atomic<int> g_tsc_clock{-1};
@@ -151,7 +151,6 @@ struct RawOp {
   std::uint64_t start_ns = 0, end_ns = 0;
   std::uint32_t name = 0, name_len = 0;    // in ThreadBuffer::text
   std::uint32_t inputs = 0, n_inputs = 0;  // in ThreadBuffer::inputs
-  std::int64_t bytes_allocated = 0, bytes_freed = 0;
   at::RecordFunctionHandle handle = 0;  // the RecordFunction's, to place an end on another thread
   // The thread's running total of tracer time (ThreadBuffer::tracer_ns) when the op started and
   // when it ended: their difference is the tracer's own time inside the op's window.
@@ -294,7 +293,7 @@ class Session {
     const std::uint64_t entered = now();
     ThreadBuffer& b = buffer();
     const auto slot = static_cast<std::uint32_t>(b.ops.size());
-    // Built whole rather than zeroed and then filled: GCC zeroes an 88-byte record with
+    // Built whole rather than zeroed and then filled: GCC zeroes a 72-byte record with
     // `rep stos`, a microcoded start-up on every op.
     const std::uint64_t index = m_next_op.fetch_add(1, std::memory_order_relaxed);
     const std::int64_t parent =
@@ -391,7 +390,6 @@ class Session {
       const ClockPair p = clock_pair();
       m_ns_per_tick = p.tsc > m_tsc0 ? double(p.ns - m_ns0) / double(p.tsc - m_tsc0) : 0.0;
     }
-    if (m_device == nullptr) g_tsc_clock.store(tsc_clock_usable() ? 1 : 0, std::memory_order_relaxed);
   }
 
   // How many ops have been entered so far: the first index of the ops entered from now on.
@@ -643,6 +641,7 @@ Trace record(const std::function<void()>& body, const Options& options, DeviceTr
     }
     t.end_ns = session.now();
   }
+  if (device == nullptr) g_tsc_clock.store(tsc_clock_usable() ? 1 : 0, std::memory_order_relaxed);
   // Shapes and memory in a call of their own: boxing every op's inputs, reading them and
   // LibTorch's bookkeeping for memory reports cost as much as the rest of the tracer, and the
   // timed calls must not carry them. After the timed calls, not before: what that call leaves

@@ -43,8 +43,9 @@ struct Options {
 };
 
 // Runs body options.warmup_calls + options.calls times under the tracer(s), then once more for
-// shapes and memory, and returns what was recorded in the options.calls timed calls. Not reentrant: one record() at a time per process. Exceptions
-// from body propagate after the tracers are removed.
+// shapes and memory, and returns what was recorded in the options.calls timed calls. Not
+// reentrant: one record() at a time per process. Exceptions from body propagate after the
+// tracers are removed.
 Trace record(const std::function<void()>& body, const Options& options);
 
 class DeviceTracer;  // cupti_tracer.h
