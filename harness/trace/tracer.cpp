@@ -276,9 +276,15 @@ class Session {
   }
 
   // This thread's buffer, made on its first op or allocation in this session (under the lock:
-  // once per thread, never per op).
+  // once per thread, never per op). What runs once per thread or only in the description call
+  // (new_buffer, record_inputs) is kept out of line, so the timed calls' callbacks are short
+  // straight code (on_enter 1.5 KB instead of 5 KB).
   ThreadBuffer& buffer() {
-    if (t_slot.generation == m_generation) return *t_slot.buffer;
+    if (t_slot.generation == m_generation) [[likely]]
+      return *t_slot.buffer;
+    return new_buffer();
+  }
+  [[gnu::noinline, gnu::cold]] ThreadBuffer& new_buffer() {
     std::lock_guard lock(m_mutex);
     m_buffers.push_back(
         std::make_unique<ThreadBuffer>(static_cast<std::uint32_t>(m_buffers.size())));
@@ -317,7 +323,8 @@ class Session {
   }
 
   // The op's boxed inputs: a tensor's dims and dtype, or the kind of anything else.
-  static void record_inputs(ThreadBuffer& b, RawOp& op, c10::ArrayRef<const c10::IValue> inputs) {
+  [[gnu::noinline, gnu::cold]] static void record_inputs(ThreadBuffer& b, RawOp& op,
+                                                         c10::ArrayRef<const c10::IValue> inputs) {
     op.inputs = static_cast<std::uint32_t>(b.inputs.size());
     op.n_inputs = static_cast<std::uint32_t>(inputs.size());
     for (const c10::IValue& v : inputs) {
