@@ -6,12 +6,13 @@
 // around it where a GPU is traced) records names, nesting and times; the
 // description call after it (one call) also boxes every op's inputs and reports memory, and its
 // shapes, dtypes and bytes go to the timed ops by counterpart (the same place in the call's op
-// tree: copy_description). A session publishes itself, adds one global RecordFunction callback pair and, for the
-// description call, installs a memory reporter in this thread's PROFILER_STATE debug-info slot.
-// The enter callback appends a raw op to its thread's own buffer (parent = top of this thread's
-// op stack), takes the op's index from one atomic counter (so indices are the global enter
-// order) and pushes the op's external id to the device tracer; exit finds the op by the
-// RecordFunction's handle, stamps the end and pops. Timestamps are taken last on enter and first
+// tree: copy_description). A session publishes itself, adds one global RecordFunction callback
+// pair and, for the description call, installs a memory reporter in this thread's PROFILER_STATE
+// debug-info slot. The enter callback appends a raw op to its thread's own buffer (parent = the thread's innermost
+// open op; the open ops are a chain through the raw ops), takes the op's index from one atomic
+// counter (so indices are the global enter order) and pushes the op's external id to the device
+// tracer; exit finds the op by the RecordFunction's handle (the innermost open one, but for
+// async ops), stamps the end and reopens its parent. Timestamps are taken last on enter and first
 // on exit, so the tracer's own bookkeeping stays out of the op's time as far as it can, and the
 // rest is measured (a running total per thread) and taken out by the cost matrix.
 //
@@ -145,9 +146,17 @@ struct RawInput {
   std::uint32_t text = 0, text_len = 0;  // other: the IValue's kind
 };
 
+constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
+
 struct RawOp {
   std::uint64_t index = 0;  // in Trace::ops: the global enter order
   std::int64_t parent = -1;
+  // The op that was open on this thread when this one started (its slot in ThreadBuffer::ops,
+  // kNoSlot at the top): the thread's open ops are a chain through these, innermost first.
+  std::uint32_t parent_slot = kNoSlot;
+  // An op inside it stayed open past its end (closed on another thread, or never): this op then
+  // took its place in the chain, and parent_slot no longer names `parent`.
+  bool relinked = false;
   std::uint64_t start_ns = 0, end_ns = 0;
   std::uint32_t name = 0, name_len = 0;    // in ThreadBuffer::text
   std::uint32_t inputs = 0, n_inputs = 0;  // in ThreadBuffer::inputs
@@ -171,26 +180,25 @@ struct ForeignEnd {
   std::uint64_t end_ns = 0;
 };
 
-// An op open on its thread: the RecordFunction's handle matches the exit callback to it.
-struct OpenOp {
-  std::uint64_t index = 0;
-  std::uint32_t slot = 0;  // in ThreadBuffer::ops
-  at::RecordFunctionHandle handle = 0;
-};
-
 // What one thread recorded in one session. Only that thread writes it while the body runs.
-struct ThreadBuffer {
-  std::uint32_t number = 0;  // 0: the thread that called record()
-  std::vector<RawOp> ops;
-  std::vector<RawInput> inputs;
-  std::vector<std::int64_t> dims;
-  std::string text;
-  std::vector<RawMemory> memory;
-  std::vector<ForeignEnd> foreign_ends;
-  std::vector<OpenOp> stack;
+// The callbacks run right after an op's kernel has filled the caches with its data, so every
+// line they touch is likely a miss: what they use per op is kept together at the front (exit
+// needs the first line only, enter the first two).
+struct alignas(64) ThreadBuffer {
   // The tracer's own time on this thread so far in this session (callbacks, memory reports).
   // Each op reads it when it starts and ends, so charging it is O(1) however deep the nesting.
   std::uint64_t tracer_ns = 0;
+  // The innermost op open on this thread: its index and its slot in ops (-1 and kNoSlot: none).
+  // Exit closes it and reopens its parent_slot; no stack of its own to touch.
+  std::int64_t open_index = -1;
+  std::uint32_t open_slot = kNoSlot;
+  std::uint32_t number = 0;  // 0: the thread that called record()
+  std::vector<RawOp> ops;
+  std::string text;
+  std::vector<RawInput> inputs;
+  std::vector<std::int64_t> dims;
+  std::vector<RawMemory> memory;
+  std::vector<ForeignEnd> foreign_ends;
 
   explicit ThreadBuffer(std::uint32_t n) : number(n) {
     // Enough for ten calls of a kernel or block case without growing; kept under glibc's
@@ -200,7 +208,6 @@ struct ThreadBuffer {
     dims.reserve(4096);
     text.reserve(32768);
     memory.reserve(256);
-    stack.reserve(64);
   }
 
   std::uint32_t add_text(std::string_view s) {
@@ -248,7 +255,7 @@ void format_inputs(const ThreadBuffer& b, const RawOp& op, std::string& shapes,
   dtypes += "]";
 }
 
-class Session {
+class alignas(64) Session {
  public:
   Session(DeviceTracer* device, bool inputs)
       : m_device(device),
@@ -259,7 +266,8 @@ class Session {
   // ticks that to_ns() converts once the session has ended.
   std::uint64_t now() const {
 #ifdef ATTNPROF_HAVE_CUPTI
-    if (m_device) return m_device->timestamp_ns();
+    if (m_device) [[unlikely]]
+      return m_device->timestamp_ns();
 #endif
     return m_tsc ? tsc_now() : steady_ns();
   }
@@ -292,26 +300,26 @@ class Session {
     return *t_slot.buffer;
   }
 
-  // The exit callback finds its op on this thread's stack by the RecordFunction's handle, so
+  // The exit callback finds its op among this thread's open ops by the RecordFunction's handle, so
   // no per-op context is allocated (LibTorch calls exit callbacks whether or not enter returned
   // one).
   std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction& fn) {
     const std::uint64_t entered = now();
     ThreadBuffer& b = buffer();
     const auto slot = static_cast<std::uint32_t>(b.ops.size());
-    // Built whole rather than zeroed and then filled: GCC zeroes a 72-byte record with
+    // Built whole rather than zeroed and then filled: GCC zeroes an 80-byte record with
     // `rep stos`, a microcoded start-up on every op.
     const std::uint64_t index = m_next_op.fetch_add(1, std::memory_order_relaxed);
-    const std::int64_t parent =
-        b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().index);
-    RawOp& op = b.ops.emplace_back(RawOp{.index = index, .parent = parent});
+    RawOp& op = b.ops.emplace_back(
+        RawOp{.index = index, .parent = b.open_index, .parent_slot = b.open_slot});
     const std::string_view name = fn.name();
     op.name = b.add_text(name);
     op.name_len = static_cast<std::uint32_t>(name.size());
     // Inputs only where the callback asked for them (the description call, Options::shapes).
     if (m_inputs) record_inputs(b, op, fn.inputs());
     op.handle = fn.handle();
-    b.stack.push_back(OpenOp{op.index, slot, op.handle});
+    b.open_slot = slot;
+    b.open_index = static_cast<std::int64_t>(index);
 #ifdef ATTNPROF_HAVE_CUPTI
     if (m_device) m_device->push_external_id(op.index + 1);
 #endif
@@ -354,19 +362,31 @@ class Session {
     const std::uint64_t t = now();
     ThreadBuffer& b = buffer();
     const at::RecordFunctionHandle handle = fn.handle();
-    // Almost always the top of the stack; an op whose start this thread did not see (an async
+    // Almost always the innermost open op; an op whose start this thread did not see (an async
     // op started elsewhere, or one that began before the session) is placed at the merge.
-    auto& stack = b.stack;
-    auto it = stack.rbegin();
-    while (it != stack.rend() && it->handle != handle) ++it;
-    if (it != stack.rend()) {
+    std::uint32_t slot = b.open_slot, inner = kNoSlot;
+    while (slot != kNoSlot && b.ops[slot].handle != handle) {
+      inner = slot;
+      slot = b.ops[slot].parent_slot;
+    }
+    if (slot != kNoSlot) {
 #ifdef ATTNPROF_HAVE_CUPTI
       if (m_device) m_device->pop_external_id();
 #endif
-      RawOp& op = b.ops[it->slot];
+      RawOp& op = b.ops[slot];
       op.end_ns = t;
       op.tracer_at_end = b.tracer_ns;
-      stack.erase(std::next(it).base());
+      if (inner == kNoSlot) [[likely]] {
+        b.open_slot = op.parent_slot;
+        b.open_index = !op.relinked ? op.parent
+                       : op.parent_slot == kNoSlot
+                           ? -1
+                           : static_cast<std::int64_t>(b.ops[op.parent_slot].index);
+      } else {
+        RawOp& still_open = b.ops[inner];
+        still_open.parent_slot = op.parent_slot;
+        still_open.relinked = true;
+      }
     } else {
       b.foreign_ends.push_back({handle, t});
     }
@@ -376,7 +396,7 @@ class Session {
   void memory(std::int64_t bytes, const c10::Device& device) {
     const std::uint64_t t = now();
     ThreadBuffer& b = buffer();
-    const std::int64_t op = b.stack.empty() ? -1 : static_cast<std::int64_t>(b.stack.back().index);
+    const std::int64_t op = b.open_index;
     b.memory.push_back(RawMemory{t, bytes, device, op});
     b.tracer_ns += now() - t;
   }

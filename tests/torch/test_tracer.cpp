@@ -142,6 +142,47 @@ TEST_SUITE("trace::Tracer") {
     CHECK(costmatrix::share_of(t, "attnprof::attention") == doctest::Approx(1.0));
   }
 
+  TEST_CASE("an op that ends before an op inside it, or on another thread, keeps its place") {
+    trace::Options options;
+    options.calls = 1;
+    options.warmup_calls = 0;
+    const auto t = trace::record(
+        [] {
+          at::RecordFunction outer(at::RecordScope::USER_SCOPE);
+          outer.before("test::outer");
+          at::RecordFunction inner(at::RecordScope::USER_SCOPE);
+          inner.before("test::inner");
+          outer.end();  // while test::inner is still open
+          { RECORD_USER_SCOPE("test::in_inner"); }
+          inner.end();
+          { RECORD_USER_SCOPE("test::after"); }
+          at::RecordFunction moved(at::RecordScope::USER_SCOPE);
+          moved.before("test::moved");
+          std::thread([&] { moved.end(); }).join();
+        },
+        options);
+    const auto one = [&](const char* name) {
+      const auto found = find_ops(t, name);
+      REQUIRE(found.size() == 1);
+      return found[0];
+    };
+    const auto outer = one("test::outer"), inner = one("test::inner");
+    const auto in_inner = one("test::in_inner"), after = one("test::after");
+    const auto moved = one("test::moved");
+    CHECK(t.ops[outer].parent == -1);
+    CHECK(t.ops[inner].parent == static_cast<std::int64_t>(outer));
+    CHECK(t.ops[in_inner].parent == static_cast<std::int64_t>(inner));
+    CHECK(t.ops[after].parent == -1);  // both closed, out of order
+    CHECK(t.ops[moved].parent == -1);
+    for (const auto i : {outer, inner, in_inner, after, moved}) {
+      CAPTURE(t.ops[i].name);
+      CHECK(t.ops[i].end_ns >= t.ops[i].start_ns);
+      CHECK(t.ops[i].end_ns > 0);
+    }
+    CHECK(t.ops[outer].end_ns <= t.ops[in_inner].start_ns);
+    CHECK(t.ops[inner].end_ns >= t.ops[in_inner].end_ns);
+  }
+
   TEST_CASE("memory: bytes allocated per op and the peak") {
     const auto x = at::randn({256, 256});  // 256 KiB of float
     const auto t = trace::record(
@@ -201,7 +242,8 @@ TEST_SUITE("trace::Tracer") {
     CHECK(t.notes.empty());
   }
 
-  TEST_CASE("ops without a counterpart in the description call keep no shapes, and a note says so") {
+  TEST_CASE(
+      "ops without a counterpart in the description call keep no shapes, and a note says so") {
     const auto x = at::randn({4});
     trace::Options options;
     options.calls = 2;
