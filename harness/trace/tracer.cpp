@@ -8,13 +8,13 @@
 // shapes, dtypes and bytes go to the timed ops by counterpart (the same place in the call's op
 // tree: copy_description). A session publishes itself, adds one global RecordFunction callback
 // pair and, for the description call, installs a memory reporter in this thread's PROFILER_STATE
-// debug-info slot. The enter callback appends a raw op to its thread's own buffer (parent = the thread's innermost
-// open op; the open ops are a chain through the raw ops), takes the op's index from one atomic
-// counter (so indices are the global enter order) and pushes the op's external id to the device
-// tracer; exit finds the op by the RecordFunction's handle (the innermost open one, but for
-// async ops), stamps the end and reopens its parent. Timestamps are taken last on enter and first
-// on exit, so the tracer's own bookkeeping stays out of the op's time as far as it can, and the
-// rest is measured (a running total per thread) and taken out by the cost matrix.
+// debug-info slot. The enter callback appends a raw op to its thread's own buffer (parent = the
+// thread's innermost open op; the open ops are a chain through the raw ops), takes the op's index
+// from one atomic counter (so indices are the global enter order) and pushes the op's external id
+// to the device tracer; exit finds the op by the RecordFunction's handle (the innermost open one,
+// but for async ops), stamps the end and reopens its parent. Timestamps are taken last on enter
+// and first on exit, so the tracer's own bookkeeping stays out of the op's time as far as it can,
+// and the rest is measured (a running total per thread) and taken out by the cost matrix.
 //
 // What keeps the overhead of the timed calls down (bench/bench_torch_trace measures it against
 // untraced calls): no lock, no allocation (past the buffers' reserve) and no string building
@@ -94,9 +94,9 @@ bool tsc_clock_usable() {
 
 // What tsc_clock_usable() last said: -1 not read yet, else 0 or 1. Read on first use and again
 // after each pass's timed calls (record()), not before them: the file's system calls would
-// otherwise run just before the timed calls, and what they leave behind slows them. The kernel's watchdog may
-// find the TSC unstable and switch clocks; the session then running converts its TSC readings
-// as usual (the TSC still counts), and the next one reads the steady clock.
+// otherwise run just before the timed calls, and what they leave behind slows them. The kernel's
+// watchdog may find the TSC unstable and switch clocks; the session then running converts its TSC
+// readings as usual (the TSC still counts), and the next one reads the steady clock.
 std::atomic<int> g_tsc_clock{-1};
 bool tsc_clock_in_use() {
   int known = g_tsc_clock.load(std::memory_order_relaxed);
