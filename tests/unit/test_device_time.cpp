@@ -87,7 +87,7 @@ TEST_SUITE("measure::device_time") {
     CHECK(p.metrics().at("measure.events_over_cupti") == doctest::Approx(64.0 / 60.0));
   }
 
-  TEST_CASE("CUPTI that cannot start: events, and a note that says why") {
+  TEST_CASE("picker: CUPTI that cannot start gives events, and a note that says why") {
     DurationPicker p(true);
     p.cupti_unavailable(
         "CUPTI could not start: CUPTI activity tracing is already active in "

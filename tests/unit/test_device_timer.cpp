@@ -262,7 +262,7 @@ TEST_SUITE("measure::DeviceTimer") {
     CHECK(t.metrics().at("measure.cupti.span.median_ns") == 40'000);
   }
 
-  TEST_CASE("CUPTI that cannot start: events, and a note that says why") {
+  TEST_CASE("timer: CUPTI that cannot start is not tried again; events, and a note") {
     FakeDevice d;
     d.start_fails = "CUPTI activity tracing is already active in this process";
     DeviceTimer t(parts(d), {});
