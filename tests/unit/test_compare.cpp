@@ -240,10 +240,27 @@ TEST_SUITE("gate::compare") {
     CHECK(v.candidate_n == 100);
     CHECK(v.verdict == gate::Verdict::unchanged);
   }
-  TEST_CASE("deterministic: the same inputs give the same interval") {
-    auto a = one(1.03, 100, 0.03), b = one(1.03, 100, 0.03);
-    CHECK(a.ci_low == b.ci_low);
-    CHECK(a.ci_high == b.ci_high);
+  TEST_CASE("pinned: a fixed input gives the same ratio and interval on every platform") {
+    // Literal samples (no libm in the input) and literal results: the bootstrap's generator,
+    // its resample count and the quantile rule are all in these figures, so a change to any of
+    // them moves stored verdicts and is seen here. Integers in ns, as the store keeps them.
+    std::vector<double> base, cand;
+    for (int i = 0; i < 40; ++i) {
+      base.push_back(100000 + (i * 37) % 41 * 250);
+      cand.push_back(104000 + (i * 29) % 43 * 260);
+    }
+    gate::Baseline b;
+    b.cases["k"] = base_case(base);
+    core::Run run;
+    run.cases.push_back(result("k", cand));
+    const auto v = gate::compare(b, run)[0];
+    CHECK(v.ratio == doctest::Approx(1.04).epsilon(1e-12));
+    CHECK(v.ci_low == doctest::Approx(1.0118256772673735).epsilon(1e-12));
+    CHECK(v.ci_high == doctest::Approx(1.0685785979295888).epsilon(1e-12));
+    CHECK(v.verdict == gate::Verdict::inconclusive);  // the interval straddles the 5% default
+    const auto again = gate::compare(b, run)[0];
+    CHECK(again.ci_low == v.ci_low);
+    CHECK(again.ci_high == v.ci_high);
   }
 }
 

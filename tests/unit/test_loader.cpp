@@ -219,6 +219,31 @@ workloads:
     for (int len : s.cases[2].seq_lens) CHECK(len <= 2048);
   }
 
+  TEST_CASE("expansion is pinned: keys, seeds and drawn lengths are the same on every platform") {
+    // Literal values: a change to the expansion, the key or the length draw renames stored
+    // history (its cases no longer meet their past) and must be seen here first.
+    auto s = scenario::load_text(R"(
+model: llama-3-8b
+kernels: [cuda.varlen, sdpa.math]
+workloads:
+  - {batch: 4, seq_len: 1024, seq_lens: {distribution: uniform, min: 256, seed: 3}}
+  - {batch: 2, kv_len: 4096, seq_lens: {max: 2048, seed: 11}}
+  - {seq_len: 512, seed: 9}
+)",
+                                 "t.yaml", registry());
+    check_keys(s, {"llama-3-8b/prefill/b4-s1024-varlen.bf9fa1c8-fp32-padding/cuda.varlen",
+                   "llama-3-8b/prefill/b4-s1024-varlen.bf9fa1c8-fp32-padding/sdpa.math",
+                   "llama-3-8b/decode/b2-q1-kv4096-varlen.28f7afef-fp32-padding/cuda.varlen",
+                   "llama-3-8b/decode/b2-q1-kv4096-varlen.28f7afef-fp32-padding/sdpa.math",
+                   "llama-3-8b/prefill/b1-s512-fp32-none-seed9/cuda.varlen",
+                   "llama-3-8b/prefill/b1-s512-fp32-none-seed9/sdpa.math"});
+    CHECK(s.cases[0].seq_lens == std::vector<int>{772, 379, 746, 700});
+    CHECK(s.cases[1].seq_lens == s.cases[0].seq_lens);  // one draw per workload, every kernel
+    CHECK(s.cases[2].seq_lens == std::vector<int>{158, 930});
+    CHECK(s.cases[0].seed == 0);  // no seed: the inputs' default
+    CHECK(s.cases[4].seed == 9);
+  }
+
   TEST_CASE("exclude drops matching combinations; include adds cases") {
     auto s = scenario::load_text(R"(
 model: llama-2-7b
