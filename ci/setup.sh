@@ -7,7 +7,7 @@
 #                                                     whose CMake package is our LibTorch, and,
 #                                                     on a machine without a CUDA toolkit of
 #                                                     the wheel's major, NVIDIA's compiler
-#                                                     wheels (ci/cuda-version.txt).
+#                                                     wheels (ci/cuda-wheels.txt).
 # Prints, as its last line, nothing; callers source ci/env.sh to get the paths.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +23,11 @@ t0=$(date +%s)
 pkgs=(build-essential cmake ninja-build ccache pkg-config python3-venv
       libyaml-cpp-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
       libsqlite3-dev sqlite3)
+# What only the tests use (ci/test sets ATTNPROF_SETUP_TESTS=1): Chromium renders the HTML
+# reports headless (tests/ci/html_chromium.sh), git makes the repositories the gate tests use.
+if [ "${ATTNPROF_SETUP_TESTS:-0}" = 1 ]; then
+  pkgs+=(chromium git)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The HTML reports opened as a person opens them: headless Chromium renders a run's report, a
-# gate's and a case's history from real (tiny) runs; each must draw its charts (SVG elements
+# history gate's, an A/B gate's and a case's history from real (tiny) runs; each must draw its charts (SVG elements
 # in the rendered page, chart-blue pixels in a screenshot that is not blank) and log no console
 # error. Exit 77 (ctest: skipped) where no Chromium or Chrome is installed.
 #   html_chromium.sh BUILD_DIR
@@ -25,6 +25,10 @@ for i in 1 2 3; do
   "$attnprof" run tiny.yaml --db h.db --branch main --commit "c$i" --cost-rows 0 >/dev/null
 done
 "$attnprof" compare --db h.db --baseline history --html gate.html >/dev/null || true
+# The paired gate: this build against itself, one case, a short budget.
+"$attnprof" ab tiny.yaml --db ab.db --base "$build" --case 'tiny/prefill/b1-s32-fp32-causal/eager' \
+  --max-rounds 24 --no-trace --html ab.html >/dev/null || true
+[ -s ab.html ] || fail "attnprof ab wrote no ab.html"
 "$attnprof" report --db h.db --html run.html
 "$attnprof" report --db h.db --case tiny/prefill/b1-s32-fp32-causal/eager --html history.html
 
@@ -52,6 +56,7 @@ render() {
 }
 render run.html 1
 render gate.html 1
+render ab.html 1
 render history.html 1
 grep -q 'class="band"' "$tmp/history.dom" || fail "history.html: no interval band"
 # To look at them: ATTNPROF_SCREENSHOTS=<folder> keeps the screenshots and pages there.
