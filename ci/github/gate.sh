@@ -1,37 +1,74 @@
 #!/usr/bin/env bash
-# The attnprof gate as a CI job runs it (ci/github/action.yml calls this; so can any CI).
+# The attnprof gate as a CI job runs it (ci/github/action.yml calls this; so can any CI), in the
+# checkout of the repository under test: attnprof itself, or a repository of the user's own
+# (kernels as LibTorch plugins, attention as AOTInductor packages) that names how to build them.
 #
 # Modes (ATTNPROF_MODE; "auto" picks from the GitHub event):
-#   ab       pull requests: build the merge base next to the head (a git worktree, one shared
-#            ccache) and judge the head against it with `attnprof ab`, both sides interleaved
-#            on this machine. Needs no history and is not fooled by a noisy or different runner.
+#   ab       pull requests: check out the merge base in a git worktree next to the head, build
+#            both sides, and judge the head against the base with `attnprof ab`, both sides
+#            interleaved on this machine. Needs no history and is not fooled by a noisy runner.
 #   record   pushes to the main branch: import the durable history (history.sh), run the
 #            suites, judge the run against main's history (`compare --baseline history`,
 #            Perf-Accept trailers honoured), then append this run to the history branch.
 #   run      anything else (other branches, manual runs): run and judge against the history
 #            like record, but write nothing back.
 #
+# What a side is. attnprof is always built from this script's own tree (the action's files at
+# the action's ref), never from the checkout. Then:
+#   - in attnprof's own repository (a checkout with ci/build.sh and harness/, and no
+#     build command), each side is that tree's own attnprof build, as before;
+#   - elsewhere, ATTNPROF_BUILD_COMMAND builds the user's code in each tree (the head checkout
+#     and the merge base's worktree) against the LibTorch the worker links, and each side's
+#     worker loads its own tree's ATTNPROF_PLUGINS and compiled packages.
+#
 # Inputs, all optional (the action maps its inputs onto these):
-#   ATTNPROF_SUITES        scenario files, space-separated (default: the embedded smoke suite)
+#   ATTNPROF_SUITES        scenario files, space-separated, relative to the repository root
+#                          (default: the embedded smoke suite); the head's files define the cases
 #   ATTNPROF_SHARD         i/n: run one shard of the suites
 #   ATTNPROF_NAME          names this job's reports and history files (default from suites+shard)
+#   ATTNPROF_BUILD_COMMAND a shell command that builds the user's code, run in each tree with
+#                          LibTorch on CMAKE_PREFIX_PATH (and Torch_DIR), the CUDA toolkit's
+#                          variables, and that torch's Python first on PATH
+#   ATTNPROF_PLUGINS       plugin paths, space-separated, relative to each tree
+#   ATTNPROF_PACKAGES_COMMAND  a command that makes AOTInductor packages in each tree; the base
+#                          side runs the base tree's package wherever a case names the head's
+#   ATTNPROF_BASE_TORCH, ATTNPROF_HEAD_TORCH  pip specifiers (torch==2.10.0): each side's
+#                          attnprof and user code built against its own torch (an upgrade gate)
+#   ATTNPROF_AA            true: both sides may be the same build (an A/A on purpose)
+#   ATTNPROF_MEASURE_IDENTICAL  true: measure even when both trees built identical code
 #   ATTNPROF_RUN_ARGS      more arguments for `attnprof run` (e.g. --require-hardware)
 #   ATTNPROF_WORKER_ARGS   arguments for both sides' workers in ab mode (e.g. --threads 1)
 #   ATTNPROF_TOLERANCE     e.g. 5% (default: each case's own)
 #   ATTNPROF_STRICT        true: inconclusive cases fail the gate too
 #   ATTNPROF_MAIN_BRANCH   the branch whose pushes are recorded (default main)
 #   ATTNPROF_BASE_REF      ab: what to compare against (default: the PR's base commit)
-#   ATTNPROF_BASE_BUILD    ab: an existing build of the base (skips building the merge base)
-#   ATTNPROF_HEAD_BUILD    an existing build of the head (skips ci/build.sh)
+#   ATTNPROF_BASE_BUILD    ab: an existing attnprof build for the base side (skips its build)
+#   ATTNPROF_HEAD_BUILD    an existing attnprof build for the head side (skips its build)
 #   ATTNPROF_OUT           where reports go (default $RUNNER_TEMP/attnprof); this job's are in
 #                          $ATTNPROF_OUT/<name>: gate.md, gate.json, gate.junit.xml, gate.html,
-#                          attnprof.db, and in ab mode comment/ (body.md, pr) for the PR comment
+#                          attnprof.db, and in ab mode comment/ (<name>.md, pr) for the PR comment
 #   ATTNPROF_HISTORY_BRANCH, ATTNPROF_HISTORY_REMOTE   see history.sh
 # Exit code: the gate's (0 pass, 1 gate failed, 2 bad input, 3 environment: measure again).
+# Nothing else: a command that fails in an unforeseen way ends in 3, naming the command.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(git rev-parse --show-toplevel)"
+attnprof_src="$(cd "$here/../.." && pwd)"
+# A command that fails where nothing tests it (set -e ends the script) is the environment's
+# failure, exit 3, named: never its own status (127 for a missing command, 1 that would read
+# as a regression).
+trap 'failed="$BASH_COMMAND (line $LINENO)"' ERR
+trap 'rc=$?; if [ -n "${failed:-}" ] || [ "$rc" -gt 3 ]; then
+  echo "gate: unexpected failure (exit $rc) in: ${failed:-?}" >&2; exit 3; fi' EXIT
+root="$(git rev-parse --show-toplevel 2>/dev/null)" || {
+  echo "gate: $(pwd) is not a git checkout: run the gate in the repository under test" \
+       "(actions/checkout with fetch-depth: 0)" >&2
+  exit 2
+}
 cd "$root"
+# shellcheck source=ci/env.sh
+source "$attnprof_src/ci/env.sh"
+# shellcheck source=ci/github/sides.sh
+source "$here/sides.sh"
 
 event="${GITHUB_EVENT_NAME:-}"
 main_branch="${ATTNPROF_MAIN_BRANCH:-main}"
@@ -80,20 +117,58 @@ output "name=$name"
 output "mode=$mode"
 echo "gate: mode $mode, suites ${suites[*]:-smoke}${shard:+, shard $shard}, reports in $out"
 
-build_tree() {  # build_tree SOURCE_TREE BUILD_DIR
-  echo "::group::build $1"
-  (cd "$1" && ATTNPROF_BUILD="$2" bash ci/build.sh)
-  echo "::endgroup::"
-}
-head_build="${ATTNPROF_HEAD_BUILD:-$root/build}"
-[ -n "${ATTNPROF_HEAD_BUILD:-}" ] || build_tree "$root" "$head_build"
-attnprof="$head_build/attnprof"
-
 finish() {  # finish RC: write the outputs, keep the gate's exit code
   output "exit-code=$1"
   echo "gate: exit $1"
   exit "$1"
 }
+
+# attnprof's own repository (or a fork): each side builds its own tree with its ci/build.sh.
+own_repo=false
+if [ -z "${ATTNPROF_BUILD_COMMAND:-}${ATTNPROF_PLUGINS:-}${ATTNPROF_PACKAGES_COMMAND:-}" ] &&
+   [ -f "$root/ci/build.sh" ] && [ -f "$root/harness/CMakeLists.txt" ]; then
+  own_repo=true
+fi
+if [ "$own_repo" = false ] && [ -n "${ATTNPROF_PLUGINS:-}${ATTNPROF_PACKAGES_COMMAND:-}" ] &&
+   [ -z "${ATTNPROF_BUILD_COMMAND:-}" ]; then
+  echo "gate: plugins or packages-command are given but no build-command: name the command" \
+       "that builds them (e.g. cmake -S . -B build && cmake --build build)" >&2
+  finish 2
+fi
+# build_side SIDE TREE BUILD_DIR TORCH_SPEC: the attnprof a side runs, in BUILD_DIR.
+build_side() {
+  local rc=0
+  if [ "$own_repo" = true ]; then
+    echo "::group::build $2"
+    (cd "$2" && ATTNPROF_BUILD="$3" bash ci/build.sh) || rc=$?
+    echo "::endgroup::"
+    [ "$rc" -eq 0 ] || { echo "gate: the $1 tree ($2) does not build (ci/build.sh)" >&2; finish 3; }
+  else
+    attnprof_tool_build "$1" "$4" "$3" || finish $?
+  fi
+}
+# attnprof's builds live in its own tree (the action's files), one per torch: build/ for the
+# default torch, so that ccache hits what an earlier job of this action compiled.
+tool_build_dir() {  # tool_build_dir TORCH_SPEC
+  if [ -z "$1" ]; then printf '%s/build\n' "$attnprof_src"; else
+    printf '%s/build-%s\n' "$attnprof_src" "$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' _)"; fi
+}
+head_torch="${ATTNPROF_HEAD_TORCH:-}"
+base_torch="${ATTNPROF_BASE_TORCH:-}"
+if [ -n "${ATTNPROF_HEAD_BUILD:-}" ]; then
+  head_build="$ATTNPROF_HEAD_BUILD"
+elif [ "$own_repo" = true ]; then
+  head_build="$root/build"
+  build_side head "$root" "$head_build" ""
+else
+  head_build="$(tool_build_dir "$head_torch")"
+  build_side head "$root" "$head_build" "$head_torch"
+fi
+attnprof="$head_build/attnprof"
+[ -x "$attnprof" ] || { echo "gate: no attnprof in $head_build (ATTNPROF_HEAD_BUILD)" >&2; finish 2; }
+if [ "$own_repo" = false ] && [ -n "${ATTNPROF_BUILD_COMMAND:-}" ]; then
+  user_build head "$root" "$attnprof" || finish $?
+fi
 
 if [ "$mode" = ab ]; then
   base_ref="${ATTNPROF_BASE_REF:-}"
@@ -101,20 +176,87 @@ if [ "$mode" = ab ]; then
     base_ref="$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); print((e.get("pull_request") or {}).get("base",{}).get("sha","") or (e.get("merge_group") or {}).get("base_sha",""))' "$GITHUB_EVENT_PATH")"
   fi
   [ -n "$base_ref" ] || base_ref="origin/$main_branch"
-  base_build="${ATTNPROF_BASE_BUILD:-}"
-  if [ -z "$base_build" ]; then
-    # On a PR checkout HEAD is GitHub's merge commit; its merge base with the base branch's
-    # commit is that commit itself. Needs the history (actions/checkout fetch-depth: 0).
-    merge_base="$(git merge-base "$base_ref" HEAD)" || {
-      echo "gate: no merge base of $base_ref and HEAD: check out with fetch-depth: 0" >&2
-      finish 3
-    }
+  # On a PR checkout HEAD is GitHub's merge commit; its merge base with the base branch's
+  # commit is that commit itself. Needs the history (actions/checkout fetch-depth: 0).
+  merge_base="$(git merge-base "$base_ref" HEAD 2>/dev/null)" || {
+    echo "gate: no merge base of $base_ref and HEAD: check out with fetch-depth: 0," \
+         "or name the base with ATTNPROF_BASE_REF" >&2
+    finish 3
+  }
+  head_commit="$(git rev-parse HEAD)"
+  base_tree=""
+  if { [ "$own_repo" = true ] && [ -z "${ATTNPROF_BASE_BUILD:-}" ]; } ||
+     [ -n "${ATTNPROF_BUILD_COMMAND:-}" ]; then
     base_tree="${RUNNER_TEMP:-/tmp}/attnprof-base"
     git worktree remove --force "$base_tree" 2>/dev/null || rm -rf "$base_tree"
+    git worktree prune
     git worktree add --detach "$base_tree" "$merge_base" >/dev/null
-    base_build="$base_tree/build"
-    build_tree "$base_tree" "$base_build"
   fi
+  if [ -n "${ATTNPROF_BASE_BUILD:-}" ]; then
+    base_build="$ATTNPROF_BASE_BUILD"
+  elif [ "$own_repo" = true ]; then
+    base_build="$base_tree/build"
+    build_side base "$base_tree" "$base_build" ""
+  elif [ "$base_torch" != "$head_torch" ]; then
+    base_build="$(tool_build_dir "$base_torch")"
+    build_side base "$base_tree" "$base_build" "$base_torch"
+  else
+    base_build="$head_build"  # one attnprof serves both sides; the user's code differs
+  fi
+  [ -n "$base_tree" ] && [ -n "${ATTNPROF_BUILD_COMMAND:-}" ] && [ "$own_repo" = false ] &&
+    { user_build base "$base_tree" "$base_build/attnprof" || finish $?; }
+
+  # Each side's worker arguments: the shared ones, then its own tree's plugins and packages.
+  base_args=("${worker_args[@]}") head_args=("${worker_args[@]}")
+  base_files=() head_files=()
+  if [ "$own_repo" = false ] && [ -n "$base_tree" ]; then
+    mapfile -t hp < <(side_plugins head "$root") && [ "${#hp[@]}" -eq "$(wc -w <<<"${ATTNPROF_PLUGINS:-}")" ] || finish 2
+    mapfile -t bp < <(side_plugins base "$base_tree") && [ "${#bp[@]}" -eq "${#hp[@]}" ] || finish 2
+    head_args+=("${hp[@]}") base_args+=("${bp[@]}")
+    for f in "${hp[@]}"; do head_files+=("${f#--plugin=}"); done
+    for f in "${bp[@]}"; do base_files+=("${f#--plugin=}"); done
+    if [ -n "${ATTNPROF_PACKAGES_COMMAND:-}" ]; then
+      "$attnprof" list --json "${suites[@]}" >"$out/cases.json" || finish 2
+      mapfile -t subs < <(package_substitutes "$out/cases.json" "$root" "$base_tree")
+      base_args+=("${subs[@]}")
+      for sub in "${subs[@]}"; do
+        kernel="${sub#--substitute=}"; kernel="${kernel%%=aoti:*}"
+        base_file="${sub##*=aoti:}"
+        head_file="$root/${base_file#"$base_tree"/}"
+        [ -f "$base_file" ] || { echo "gate: packages-command made no ${base_file#"$base_tree"/} in the base tree ($base_tree), which $kernel names" >&2; finish 2; }
+        [ -f "$head_file" ] || { echo "gate: packages-command made no ${head_file#"$root"/} in the head tree, which $kernel names" >&2; finish 2; }
+        head_files+=("$head_file") base_files+=("$base_file")
+      done
+    fi
+  elif [ "$own_repo" = true ]; then
+    head_files=("$head_build/attnprof-worker") base_files=("$base_build/attnprof-worker")
+  fi
+
+  # Never the head against itself by mistake: the same worker with the same arguments is an
+  # A/A, which passes whatever the change did (a plugin given in worker-args reaches both sides).
+  if [ "$(readlink -f "$base_build/attnprof-worker")" = "$(readlink -f "$head_build/attnprof-worker")" ] &&
+     [ "${base_args[*]}" = "${head_args[*]}" ] && [ "${ATTNPROF_AA:-false}" != true ]; then
+    echo "gate: both sides are the same build (the same worker and arguments): this would judge" \
+         "the head against itself. Name your plugins in \`plugins\` (with a build-command), so each" \
+         "side loads its own tree's, not in worker-args; or set aa: true for an A/A on purpose" >&2
+    finish 2
+  fi
+  # Base and head built the same bytes (a change to comments or docs): nothing to measure.
+  if [ "${#head_files[@]}" -gt 0 ] && [ "${ATTNPROF_MEASURE_IDENTICAL:-false}" != true ]; then
+    identical=true
+    for i in "${!head_files[@]}"; do
+      same_code "${base_files[$i]}" "${head_files[$i]}" || { identical=false; break; }
+    done
+    if [ "$identical" = true ]; then
+      msg="base and head built identical code (${#head_files[@]} file(s) compared: $(for f in "${head_files[@]}"; do printf '%s ' "${f#"$root"/}"; done| sed 's/ $//')); nothing measured"
+      echo "gate: $msg"
+      { echo "## attnprof gate: passed"; echo
+        echo "Base ${merge_base:0:12} and head ${head_commit:0:12}: $msg."; } >"$out/gate.md"
+      [ -n "${GITHUB_STEP_SUMMARY:-}" ] && cat "$out/gate.md" >>"$GITHUB_STEP_SUMMARY"
+      finish 0
+    fi
+  fi
+
   # (An attnprof without ab answers `ab --help` with its general help: look for ab's options.)
   ab_help="$("$attnprof" ab --help 2>&1 || true)"
   if ! grep -q -- '--base' <<<"$ab_help"; then
@@ -124,11 +266,13 @@ if [ "$mode" = ab ]; then
   # Reports and options this ab offers beyond the ones every version has.
   grep -q -- '--junit' <<<"$ab_help" && report_flags+=(--junit "$out/gate.junit.xml")
   grep -q -- '--html' <<<"$ab_help" && report_flags+=(--html "$out/gate.html")
+  grep -q -- '--base-commit' <<<"$ab_help" && report_flags+=(--base-commit "$merge_base")
   if [ -n "$shard" ]; then
     grep -q -- '--shard' <<<"$ab_help" || { echo "gate: this ab cannot shard" >&2; finish 2; }
   fi
   side_args=()
-  for a in "${worker_args[@]}"; do side_args+=(--base-arg "$a" --head-arg "$a"); done
+  for a in "${base_args[@]}"; do side_args+=("--base-arg=$a"); done
+  for a in "${head_args[@]}"; do side_args+=("--head-arg=$a"); done
   rc=0
   "$attnprof" ab --base "$base_build" --head "$head_build" --db "$db" "${side_args[@]}" \
     "${shard_flags[@]}" "${tolerance_flags[@]}" "${report_flags[@]}" "${suites[@]}" || rc=$?
@@ -139,6 +283,7 @@ if [ "$mode" = ab ]; then
     cp "$out/gate.md" "$out/comment/$name.md"
     [ -n "$pr" ] && echo "$pr" >"$out/comment/pr"
   fi
+  [ -n "$base_tree" ] && git worktree remove --force "$base_tree" 2>/dev/null || true
   finish "$rc"
 fi
 
@@ -146,7 +291,12 @@ fi
 ATTNPROF_BIN="$attnprof" bash "$here/history.sh" fetch "$db"
 start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 run_rc=0
-"$attnprof" run --db "$db" "${shard_flags[@]}" "${run_args[@]}" "${suites[@]}" \
+plugin_flags=()
+if [ "$own_repo" = false ] && [ -n "${ATTNPROF_PLUGINS:-}" ]; then
+  mapfile -t plugin_flags < <(side_plugins head "$root")
+  [ "${#plugin_flags[@]}" -eq "$(wc -w <<<"$ATTNPROF_PLUGINS")" ] || finish 2
+fi
+"$attnprof" run --db "$db" "${shard_flags[@]}" "${plugin_flags[@]}" "${run_args[@]}" "${suites[@]}" \
   | tee "$out/run.log" || run_rc=${PIPESTATUS[0]}
 if [ "$run_rc" -ne 0 ] && [ "$run_rc" -ne 1 ]; then finish "$run_rc"; fi  # nothing stored
 # The run this job stored ("run <id> stored in <db>"): what a record job appends to history.

@@ -20,7 +20,7 @@ if [[ "$("$bin" -version 2>/dev/null)" != *"$version"* ]]; then
   fi
 fi
 cd "$root"
-mapfile -t files < <(find .github/workflows -name '*.yml' -o -name '*.yaml' | sort)
+mapfile -t files < <(find .github/workflows examples/*/.github/workflows -name "*.yml" -o -name "*.yaml" | sort)
 echo "actionlint $("$bin" -version | head -n 1 | tr -d "\n") on ${#files[@]} workflow file(s)"
 command -v shellcheck >/dev/null || echo "note: no shellcheck here; run: scripts are not checked"
 "$bin" -no-color "${files[@]}"

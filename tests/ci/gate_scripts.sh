@@ -81,31 +81,49 @@ ATTNPROF_SHARD=two bash "$src/ci/github/gate.sh" >"$tmp/bad.log" 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "a bad shard exited $rc, not 2"
 expect "$tmp/bad.log" 'ATTNPROF_SHARD must look like 2/4, not "two"'
 
-echo "== ab on a pull request"
-# The help is read whole before it is searched: `... | grep -q` stops reading at the first match,
-# attnprof then dies of SIGPIPE writing the rest, and with pipefail the test took the other branch.
-ab_help="$("$build/attnprof" ab --help 2>&1 || true)"
-if [[ "$ab_help" == *--base* ]]; then
-  cat >"$tmp/event.json" <<JSON
+echo "== ab on a pull request: the same build on both sides is refused, unless asked for"
+cat >"$tmp/event.json" <<JSON
 {"pull_request": {"number": 7, "base": {"sha": "$GITHUB_SHA"}}}
 JSON
-  export GITHUB_EVENT_NAME=pull_request GITHUB_REF=refs/pull/7/merge GITHUB_EVENT_PATH="$tmp/event.json"
-  : >"$GITHUB_OUTPUT"
-  rc=0
-  ATTNPROF_BASE_BUILD="$build" bash "$src/ci/github/gate.sh" >"$tmp/ab.log" 2>&1 || rc=$?
-  [ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$tmp/ab.log"; fail "ab (A/A) exited $rc"; }
-  expect "$GITHUB_OUTPUT" "mode=ab"
-  [ "$(cat "$out/comment/pr")" = 7 ] || fail "no PR number for the comment"
-  [ -s "$out/comment/tiny.md" ] || fail "no comment body"
-else
-  # Without ab the PR gate cannot judge: an environment failure that says so, not a pass.
-  rc=0
-  GITHUB_EVENT_NAME=pull_request ATTNPROF_BASE_BUILD="$build" bash "$src/ci/github/gate.sh" \
-    >"$tmp/ab.log" 2>&1 || rc=$?
-  [ "$rc" = 3 ] || { cat "$tmp/ab.log"; fail "ab mode without ab exited $rc, not 3"; }
-  expect "$tmp/ab.log" "this attnprof has no \`ab\` subcommand"
-  echo "A/A through ab not run: this build's attnprof has no ab subcommand yet"
-fi
+export GITHUB_EVENT_NAME=pull_request GITHUB_REF=refs/pull/7/merge GITHUB_EVENT_PATH="$tmp/event.json"
+: >"$GITHUB_OUTPUT"
+rc=0
+ATTNPROF_BASE_BUILD="$build" bash "$src/ci/github/gate.sh" >"$tmp/aa.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$tmp/aa.log"; fail "an unasked A/A exited $rc, not 2"; }
+expect "$tmp/aa.log" "gate: both sides are the same build"
+# worker-args reach both sides: a plugin given there is the same plugin twice.
+rc=0
+ATTNPROF_BASE_BUILD="$build" ATTNPROF_WORKER_ARGS="--plugin=/x/libmine.so" \
+  bash "$src/ci/github/gate.sh" >"$tmp/aa2.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$tmp/aa2.log"; fail "a plugin in worker-args exited $rc, not 2"; }
+expect "$tmp/aa2.log" "Name your plugins in \`plugins\`"
+: >"$GITHUB_OUTPUT"
+rc=0
+ATTNPROF_AA=true ATTNPROF_BASE_BUILD="$build" bash "$src/ci/github/gate.sh" >"$tmp/ab.log" 2>&1 || rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$tmp/ab.log"; fail "ab (A/A) exited $rc"; }
+expect "$GITHUB_OUTPUT" "mode=ab"
+[ "$(cat "$out/comment/pr")" = 7 ] || fail "no PR number for the comment"
+[ -s "$out/comment/tiny.md" ] || fail "no comment body"
+# Inputs that name what is not there end in 2 or 3 with the input named, never 127.
+rc=0
+ATTNPROF_PLUGINS=build/libnone.so bash "$src/ci/github/gate.sh" >"$tmp/np.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$tmp/np.log"; fail "plugins without a build-command exited $rc, not 2"; }
+expect "$tmp/np.log" "no build-command"
+rc=0
+ATTNPROF_BASE_BUILD="$build" ATTNPROF_BUILD_COMMAND="exit 7" bash "$src/ci/github/gate.sh" \
+  >"$tmp/bc.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$tmp/bc.log"; fail "a failing build-command exited $rc, not 2"; }
+expect "$tmp/bc.log" "build-command failed in the head tree"
+rc=0
+ATTNPROF_BASE_BUILD="$build" ATTNPROF_BUILD_COMMAND="true" ATTNPROF_PLUGINS=build/libnone.so \
+  bash "$src/ci/github/gate.sh" >"$tmp/nm.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$tmp/nm.log"; fail "a plugin the build did not make exited $rc, not 2"; }
+expect "$tmp/nm.log" "plugins: build/libnone.so is not in the head tree"
+rc=0
+ATTNPROF_HEAD_BUILD="$tmp/nowhere" bash "$src/ci/github/gate.sh" >"$tmp/nb.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$tmp/nb.log"; fail "a missing head build exited $rc, not 2"; }
+expect "$tmp/nb.log" "no attnprof in $tmp/nowhere"
+unset GITHUB_EVENT_PATH
 
 echo "== comment: posted once, then updated in place"
 mkdir -p "$tmp/bin" "$tmp/artifacts/attnprof-comment-tiny"
