@@ -148,8 +148,11 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
   rep.ab = std::move(detail);
   rep.verdicts = verdicts;
   rep.run = *head;
-  rep.baseline = fmt::format("A/B pair {} (base run {})", pair_id.substr(0, 8),
-                             base->id.substr(0, 8));
+  // The base side's commit, where the caller named it (--base-commit): the report names both.
+  rep.baseline =
+      fmt::format("A/B pair {} (base run {}{})", pair_id.substr(0, 8), base->id.substr(0, 8),
+                  base->git_commit.empty() ? ""
+                                           : " at commit " + base->git_commit.substr(0, 12));
   rep.strict = j.options.strict;
   rep.exit_code = gate::exit_code(verdicts, j.options);
   publish_report(rep, j.files);
