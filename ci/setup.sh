@@ -2,6 +2,10 @@
 # Installs everything attnprof needs to build and test, on a fresh Debian 12 machine or an
 # Ubuntu GPU runner. Idempotent: each step checks first and says what it did or skipped.
 #
+# Which torch (ci/env.sh has the rule): ATTNPROF_PYTHON=/path/to/python's, else the active
+# venv's if it has torch, else the pinned venv's, which only then is installed. A user's torch is
+# used as it is: nothing is installed into its environment.
+#
 # Where things go (outside the checkout, so a fresh clone reuses them):
 #   ATTNPROF_HOME (default ~/.cache/attnprof)/venv   Python venv with the pinned torch wheel,
 #                                                     whose CMake package is our LibTorch, and,
@@ -43,25 +47,40 @@ else
   say "Debian packages: all ${#pkgs[@]} present"
 fi
 
-# --- LibTorch from the pinned PyPI torch wheel --------------------------------------------
-torch_pin="$(cat "$here/torch-version.txt")"
-have=""
-if [ -x "$ATTNPROF_VENV/bin/python" ]; then
-  # numpy too: without it torch warns "Failed to initialize NumPy" at every CMake configure.
-  have="$("$ATTNPROF_VENV/bin/python" -c \
-          'import numpy, torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)"
+# --- LibTorch: the user's torch, or the pinned PyPI torch wheel ----------------------------
+[ -z "${ATTNPROF_TORCH_NOTE:-}" ] || say "$ATTNPROF_TORCH_NOTE"
+if [ -n "${ATTNPROF_TORCH_ERROR:-}" ]; then
+  say "error: $ATTNPROF_TORCH_ERROR"
+  exit 2
 fi
-if [ "$have" = "$torch_pin" ]; then
-  say "torch $have and numpy: present in $ATTNPROF_VENV"
+if [ "$ATTNPROF_TORCH_SOURCE" != "pinned venv" ]; then
+  say "torch $ATTNPROF_TORCH_VERSION ($ATTNPROF_TORCH_SOURCE: $ATTNPROF_TORCH_PYTHON): the" \
+      "pinned venv is not used"
 else
-  py="${ATTNPROF_PYTHON:-python3}"
-  say "installing torch==$torch_pin into $ATTNPROF_VENV (a few GB: the wheel and its CUDA libraries)"
-  mkdir -p "$ATTNPROF_HOME"
-  [ -x "$ATTNPROF_VENV/bin/python" ] || "$py" -m venv "$ATTNPROF_VENV"
-  "$ATTNPROF_VENV/bin/python" -m pip install -q --upgrade pip
-  # --no-cache-dir: the venv is the cache; pip's own copy of the wheels would add 4 GB of disk
-  # writes to a first run and keep them.
-  "$ATTNPROF_VENV/bin/python" -m pip install -q --no-cache-dir "torch==$torch_pin" numpy
+  torch_pin="$(cat "$here/torch-version.txt")"
+  have=""
+  if [ -x "$ATTNPROF_VENV/bin/python" ]; then
+    # numpy too: without it torch warns "Failed to initialize NumPy" at every CMake configure.
+    have="$("$ATTNPROF_VENV/bin/python" -c \
+            'import numpy, torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)"
+  fi
+  if [ "$have" = "$torch_pin" ]; then
+    say "torch $have and numpy: present in $ATTNPROF_VENV"
+  else
+    # The python the venv is made from (any the torch wheel supports).
+    py="${ATTNPROF_VENV_PYTHON:-python3}"
+    say "installing torch==$torch_pin into $ATTNPROF_VENV (a few GB: the wheel and its CUDA" \
+        "libraries)"
+    mkdir -p "$ATTNPROF_HOME"
+    [ -x "$ATTNPROF_VENV/bin/python" ] || "$py" -m venv "$ATTNPROF_VENV"
+    "$ATTNPROF_VENV/bin/python" -m pip install -q --upgrade pip
+    # --no-cache-dir: the venv is the cache; pip's own copy of the wheels would add 4 GB of disk
+    # writes to a first run and keep them.
+    "$ATTNPROF_VENV/bin/python" -m pip install -q --no-cache-dir "torch==$torch_pin" numpy
+    # ci/env.sh again, now that the venv's torch is there to be read.
+    # shellcheck source=ci/env.sh
+    source "$here/env.sh"
+  fi
 fi
 
 # --- The CUDA toolkit ------------------------------------------------------------------------
@@ -71,8 +90,16 @@ fi
 # torch wheel put the runtime, CUPTI and NVTX, into a toolkit.
 if [[ "${ATTNPROF_CMAKE_ARGS:-}" == *ATTNPROF_CUDA=OFF* ]]; then
   say "CUDA toolkit: not needed (ATTNPROF_CUDA=OFF)"
+elif [ -n "$ATTNPROF_TORCH_PACKAGE" ] && [ -z "$ATTNPROF_TORCH_CUDA" ]; then
+  say "CUDA toolkit: not needed (torch $ATTNPROF_TORCH_VERSION is a CPU build: attnprof builds" \
+      "without CUDA)"
 elif [ -n "${CUDAToolkit_ROOT:-}" ] && [ "$CUDAToolkit_ROOT" != "$(attnprof_cuda_venv)" ]; then
   say "CUDA toolkit: $CUDAToolkit_ROOT (system)"
+elif [ "$ATTNPROF_TORCH_SOURCE" != "pinned venv" ]; then
+  say "error: no CUDA $ATTNPROF_CUDA_MAJOR toolkit on this machine for torch" \
+      "$ATTNPROF_TORCH_VERSION (built for CUDA $ATTNPROF_TORCH_CUDA): install one and name it" \
+      "with CUDAToolkit_ROOT=..., or build without CUDA (ATTNPROF_CMAKE_ARGS=-DATTNPROF_CUDA=OFF)"
+  exit 3
 else
   root="$(attnprof_cuda_venv)"
   # Checked against the pins every time, offline, so that a changed pin reaches a venv that
@@ -116,5 +143,5 @@ PY
   say "CUDA toolkit: $root (pip wheels in the venv)"
 fi
 
-say "done in $(( $(date +%s) - t0 )) s; torch CMake prefix: $("$ATTNPROF_VENV/bin/python" -c \
-  'import torch.utils; print(torch.utils.cmake_prefix_path)')"
+say "done in $(( $(date +%s) - t0 )) s; torch $ATTNPROF_TORCH_VERSION" \
+    "($ATTNPROF_TORCH_SOURCE): $ATTNPROF_TORCH_PACKAGE"

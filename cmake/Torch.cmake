@@ -1,22 +1,53 @@
-# LibTorch from the pinned PyPI torch wheel (ci/torch-version.txt), found through its CMake
-# package. A user's own LibTorch (libtorch zip, conda env) works the same way: pass
-# -DTorch_DIR=<libtorch>/share/cmake/Torch or put it on CMAKE_PREFIX_PATH.
+# LibTorch, found through the CMake package of a Python environment's torch
+# (torch.utils.cmake_prefix_path). ATTNPROF_PYTHON names that python; when it is not given: under
+# `pip install --no-build-isolation .` (scikit-build-core, pyproject.toml) the python pip installs
+# for, so the executables go beside the torch they were built with; otherwise ci/setup.sh's
+# pinned venv (ATTNPROF_VENV, else its default place), then any python3 on PATH. ci/build.sh
+# passes the one its rule chose (ci/env.sh) and ATTNPROF_TORCH_SOURCE, that rule's name for it.
+# A LibTorch without python (a libtorch zip) works too: -DTorch_DIR=<libtorch>/share/cmake/Torch
+# or its prefix on CMAKE_PREFIX_PATH.
+set(ATTNPROF_TORCH_SOURCE "" CACHE STRING
+    "How this build's torch was chosen, as `attnprof env` prints it (default: worked out here)")
+# LibTorch's package caches the paths it found (Torch_DIR, the libraries): once found, another
+# python's torch would be mixed with them. A folder configured against one torch is configured
+# afresh for another (ci/build.sh does that by itself).
+if(Torch_DIR AND DEFINED _ATTNPROF_TORCH_PYTHON_USED AND DEFINED ATTNPROF_PYTHON
+   AND NOT ATTNPROF_PYTHON STREQUAL _ATTNPROF_TORCH_PYTHON_USED)
+  message(FATAL_ERROR "attnprof: this build folder found LibTorch through "
+                      "${_ATTNPROF_TORCH_PYTHON_USED}; ATTNPROF_PYTHON now names "
+                      "${ATTNPROF_PYTHON}. Configure it afresh: cmake --fresh ...")
+endif()
+set(_torch_error "")
 if(NOT Torch_DIR)
-  # ci/setup.sh's venv first (ATTNPROF_VENV, else its default place), then any python3.
   set(_venv "$ENV{ATTNPROF_VENV}")
   if(NOT _venv)
     set(_venv "$ENV{HOME}/.cache/attnprof/venv")
   endif()
-  find_program(ATTNPROF_PYTHON NAMES python3 python PATHS "${_venv}/bin" NO_DEFAULT_PATH)
-  if(NOT ATTNPROF_PYTHON)
-    find_program(ATTNPROF_PYTHON NAMES python3 python)
+  if(ATTNPROF_PYTHON)
+    set(_how "ATTNPROF_PYTHON")
+  elseif(DEFINED SKBUILD AND Python_EXECUTABLE)
+    set(ATTNPROF_PYTHON "${Python_EXECUTABLE}" CACHE FILEPATH "The python whose torch this is")
+    set(_how "pip install")
+  else()
+    find_program(ATTNPROF_PYTHON NAMES python3 python PATHS "${_venv}/bin" NO_DEFAULT_PATH)
+    set(_how "pinned venv")
+    if(NOT ATTNPROF_PYTHON)
+      find_program(ATTNPROF_PYTHON NAMES python3 python)
+      set(_how "python on PATH")
+    endif()
   endif()
   execute_process(
     COMMAND "${ATTNPROF_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
     OUTPUT_VARIABLE _torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE
-    RESULT_VARIABLE _torch_rc ERROR_QUIET)
+    ERROR_VARIABLE _torch_error ERROR_STRIP_TRAILING_WHITESPACE
+    RESULT_VARIABLE _torch_rc)
+  if(NOT _torch_rc MATCHES "^[0-9]+$")
+    set(_torch_error "${_torch_rc}")  # the python itself could not be started
+  endif()
   if(_torch_rc EQUAL 0)
     list(APPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
+    set(_ATTNPROF_TORCH_PYTHON_USED "${ATTNPROF_PYTHON}" CACHE INTERNAL "")
+    set(_ATTNPROF_TORCH_HOW "${_how}" CACHE INTERNAL "")
   endif()
 endif()
 if(NOT ATTNPROF_CUDA)
@@ -24,8 +55,67 @@ if(NOT ATTNPROF_CUDA)
   # a CPU LibTorch still works.
   set(CAFFE2_USE_CUDNN OFF)
 endif()
-find_package(Torch REQUIRED CONFIG)
-message(STATUS "attnprof: LibTorch ${Torch_VERSION} from ${Torch_DIR}")
+find_package(Torch CONFIG)
+if(NOT Torch_FOUND)
+  # The last line of python's traceback says what is missing ("No module named 'torch'").
+  string(REGEX REPLACE ".*\n" "" _torch_error "${_torch_error}")
+  message(FATAL_ERROR
+    "attnprof: no LibTorch: ${ATTNPROF_PYTHON} cannot import torch (${_torch_error}). Name a "
+    "python whose environment has torch (-DATTNPROF_PYTHON=...), run ci/setup.sh for the "
+    "pinned one, or give a LibTorch (-DTorch_DIR=<libtorch>/share/cmake/Torch). Under pip: "
+    "`pip install --no-build-isolation .` in an environment that has torch (an isolated "
+    "build environment has none).")
+endif()
+
+# Which torch, recorded for `attnprof env` (cmake/torch_source.h.in): how it was chosen, its
+# python, its folder (the package's share/cmake/Torch is three levels below) and version.
+if(ATTNPROF_TORCH_SOURCE)
+  set(ATTNPROF_TORCH_HOW "${ATTNPROF_TORCH_SOURCE}")
+elseif(DEFINED _ATTNPROF_TORCH_PYTHON_USED)
+  set(ATTNPROF_TORCH_HOW "${_ATTNPROF_TORCH_HOW}")
+else()
+  set(ATTNPROF_TORCH_HOW "Torch_DIR")
+endif()
+set(ATTNPROF_TORCH_PYTHON_USED "")
+set(_said "${ATTNPROF_TORCH_HOW}")
+if(DEFINED _ATTNPROF_TORCH_PYTHON_USED)
+  set(ATTNPROF_TORCH_PYTHON_USED "${_ATTNPROF_TORCH_PYTHON_USED}")
+  string(APPEND _said " ${ATTNPROF_TORCH_PYTHON_USED}")
+endif()
+get_filename_component(ATTNPROF_TORCH_PACKAGE "${Torch_DIR}/../../.." ABSOLUTE)
+message(STATUS "attnprof: LibTorch ${Torch_VERSION} from ${Torch_DIR} (${_said})")
+configure_file(${CMAKE_CURRENT_LIST_DIR}/torch_source.h.in
+               ${PROJECT_BINARY_DIR}/generated/attnprof/torch_source.h @ONLY)
+add_library(attnprof_torch_source INTERFACE)
+add_library(attnprof::torch_source ALIAS attnprof_torch_source)
+target_include_directories(attnprof_torch_source INTERFACE ${PROJECT_BINARY_DIR}/generated)
+
+# A CUDA build of attnprof needs a CUDA build of torch of the toolkit's major: a CPU torch has
+# no ATen CUDA library to link, and a torch of another major would load a second CUDA runtime
+# into the worker. torch's version.py (a wheel's; a libtorch zip has none) says what it was
+# built for.
+if(ATTNPROF_CUDA)
+  set(_torch_cuda "")
+  if(EXISTS "${ATTNPROF_TORCH_PACKAGE}/version.py")
+    file(STRINGS "${ATTNPROF_TORCH_PACKAGE}/version.py" _torch_cuda REGEX "^cuda")
+    string(REGEX MATCH "'([0-9.]+)'" _torch_cuda "${_torch_cuda}")
+    set(_torch_cuda "${CMAKE_MATCH_1}")
+  endif()
+  if(NOT CAFFE2_USE_CUDA)
+    message(FATAL_ERROR "attnprof: torch ${Torch_VERSION} at ${ATTNPROF_TORCH_PACKAGE} is a CPU "
+                        "build: configure with -DATTNPROF_CUDA=OFF (pip: -C "
+                        "cmake.define.ATTNPROF_CUDA=OFF), or use a CUDA build of torch")
+  endif()
+  if(_torch_cuda)
+    string(REGEX MATCH "^[0-9]+" _torch_cuda_major "${_torch_cuda}")
+    if(NOT _torch_cuda_major STREQUAL CUDAToolkit_VERSION_MAJOR)
+      message(FATAL_ERROR "attnprof: torch ${Torch_VERSION} at ${ATTNPROF_TORCH_PACKAGE} is "
+                          "built for CUDA ${_torch_cuda}, the toolkit at "
+                          "${ATTNPROF_CUDA_TOOLKIT_ROOT} is ${CUDAToolkit_VERSION}: name a CUDA "
+                          "${_torch_cuda_major} toolkit with CUDAToolkit_ROOT (and CUDACXX)")
+    endif()
+  endif()
+endif()
 
 # One interface target carries torch's flags, so the few torch-facing targets say
 # "link attnprof::torch" and nothing else. TORCH_CXX_FLAGS holds the ABI define.

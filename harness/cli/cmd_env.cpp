@@ -1,7 +1,8 @@
 // attnprof env: what this machine is (CPU, LibTorch, CUDA runtime and driver, devices), the
-// kernels a scenario can name (built-ins and the ops of --plugin libraries), where LibTorch's
-// CMake package is (for building a plugin against the same LibTorch), and the fingerprints runs
-// are stored under. LibTorch and CUDA are asked through attnprof-worker.
+// kernels a scenario can name (built-ins and the ops of --plugin libraries), which torch the
+// worker was built against and how it was chosen, where LibTorch's CMake package is (for building
+// a plugin against the same LibTorch), and the fingerprints runs are stored under. LibTorch and
+// CUDA are asked through attnprof-worker.
 #include <fmt/format.h>
 
 #include <memory>
@@ -32,6 +33,7 @@ Action setup_env(CLI::App& sub) {
     const worker::Described& d = sup.described();
     fmt::print("{}", env::render(d.env));
     fmt::print("worker:         {}\n", spawn.executable);
+    if (!d.env.torch_source.empty()) fmt::print("torch source:   {}\n", d.env.torch_source);
     fmt::print("Torch_DIR:      {}  (cmake -DTorch_DIR=... to build a plugin against it)\n",
                d.torch_dir);
     std::string builtin;

@@ -141,7 +141,7 @@ nlohmann::json to_json(const Description& d) {
           {"torch_threads", d.torch_threads}, {"torch_version", d.torch_version},
           {"cuda_built", d.cuda_built},     {"cuda_runtime", d.cuda_runtime},
           {"cuda_driver", d.cuda_driver},   {"cuda_status", d.cuda_status},
-          {"cuda_toolkit", d.cuda_toolkit},
+          {"cuda_toolkit", d.cuda_toolkit}, {"torch_source", d.torch_source},
           {"devices", devices}};
 }
 
@@ -156,6 +156,7 @@ Description description_from_json(const nlohmann::json& j) {
   d.cuda_driver = j.at("cuda_driver").get<std::string>();
   d.cuda_status = j.at("cuda_status").get<std::string>();
   d.cuda_toolkit = j.value("cuda_toolkit", "");
+  d.torch_source = j.value("torch_source", "");
   for (const auto& x : j.at("devices")) {
     Device dev;
     dev.index = x.at("index").get<int>();

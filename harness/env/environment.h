@@ -34,6 +34,9 @@ struct Description {
   std::string cuda_driver;   // "13.0" (driver API version), empty when no driver
   std::string cuda_status;   // why there is no usable GPU, or "ok"
   std::string cuda_toolkit;  // what the worker was built with: "13.0.88 from <root> (pip wheels)"
+  // The torch the worker was built against and how it was chosen: "active venv <python> (torch
+  // 2.11.0 in <site-packages>/torch)". Empty from a worker built before it was recorded.
+  std::string torch_source;
   std::vector<Device> devices;
 };
 

@@ -9,6 +9,7 @@
 #include <torch/version.h>
 
 #include "attnprof/cuda_toolkit.h"
+#include "attnprof/torch_source.h"
 
 #include <fstream>
 #include <thread>
@@ -54,6 +55,10 @@ Description describe() {
                        ? "none"
                        : fmt::format("{} from {} ({})", ATTNPROF_CUDA_TOOLKIT_VERSION,
                                      ATTNPROF_CUDA_TOOLKIT_ROOT, ATTNPROF_CUDA_TOOLKIT_SOURCE);
+  const std::string python = ATTNPROF_TORCH_PYTHON;
+  d.torch_source = fmt::format("{}{} (torch {} in {})", ATTNPROF_TORCH_SOURCE,
+                               python.empty() ? "" : " " + python, ATTNPROF_TORCH_PACKAGE_VERSION,
+                               ATTNPROF_TORCH_PACKAGE);
 #ifdef ATTNPROF_HAVE_CUDA
   d.cuda_built = true;
   int rt = 0;
