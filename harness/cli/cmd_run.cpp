@@ -76,10 +76,9 @@ core::Environment run_environment(env::Description env, const std::vector<core::
 
 int run(const RunArgs& a) {
   if (!a.sort.empty()) sort_or_bad_input({}, a.sort, 1);  // a bad key fails before the run
-  worker::Supervisor sup(worker::Spawn{a.worker.empty()
-                                           ? worker::default_worker()
-                                           : worker::resolve_worker(a.worker, "--worker"),
-                                       worker_args(a), "worker"});
+  worker::Supervisor sup(worker::Spawn{
+      a.worker.empty() ? worker::default_worker() : worker::resolve_worker(a.worker, "--worker"),
+      worker_args(a), "worker"});
   const worker::Described& described = sup.described();
   std::vector<core::Case> cases = load_cases(a.files, described.kernels, a.shard, a.case_globs);
   check_plugin_ops(cases, described);
@@ -96,8 +95,8 @@ int run(const RunArgs& a) {
   std::string id;
   std::vector<core::CaseResult> done;
   if (!a.resume.empty()) {
-    const auto ref = a.resume == "latest" ? db.latest_incomplete_run()
-                                          : std::optional<std::string>(a.resume);
+    const auto ref =
+        a.resume == "latest" ? db.latest_incomplete_run() : std::optional<std::string>(a.resume);
     auto stored = ref ? db.load_run(*ref) : std::nullopt;
     if (!stored)
       throw util::InputError(util::Diagnostic{
@@ -106,7 +105,8 @@ int run(const RunArgs& a) {
                                : fmt::format("no run \"{}\" in {}", a.resume, a.db)});
     if (stored->status != "incomplete")
       throw util::InputError(util::Diagnostic{
-          "--resume", 0, 0, fmt::format("run {} is {}, not incomplete", stored->id, stored->status)});
+          "--resume", 0, 0,
+          fmt::format("run {} is {}, not incomplete", stored->id, stored->status)});
     run = *stored;
     id = run.id;
     std::set<std::string> have;
@@ -134,8 +134,7 @@ int run(const RunArgs& a) {
   report::Progress progress(static_cast<int>(cases.size()));
   for (const core::Case& c : cases) {
     progress.start(c.key);
-    core::CaseResult r =
-        sup.run_case(c, !a.no_trace, worker::case_timeout(c, a.case_timeout_s));
+    core::CaseResult r = sup.run_case(c, !a.no_trace, worker::case_timeout(c, a.case_timeout_s));
     // The worker's own output before the case's line, never inside it.
     for (const auto& l : sup.take_stderr()) progress.message("  worker: " + l);
     progress.finish(c.key, r.status == core::CaseStatus::ok
@@ -179,7 +178,7 @@ Action setup_run(CLI::App& sub) {
   auto a = std::make_shared<RunArgs>();
   sub.add_option("scenarios", a->files, "Scenario files (default: the embedded smoke suite)");
   add_db_option(sub, a->db);
-  sub.add_option("--case", a->case_globs, "Only cases whose key matches this glob (repeatable)");
+  sub.add_option("--case", a->case_globs, "Only cases whose key matches this glob");
   sub.add_option("--plugin", a->plugins,
                  "Load a shared library of TORCH_LIBRARY ops (kernels named op:ns::name)");
   sub.add_option("--shard", a->shard, "Run shard i of n (e.g. 2/4): a stable, cost-balanced split");

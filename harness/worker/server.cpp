@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "harness/cli/options.h"
 #include "harness/env/probe.h"
 #include "harness/kernel/package.h"
 #include "harness/kernel/plugin.h"
@@ -266,14 +267,15 @@ int serve(int argc, char** argv) {
                "Fail (not skip) cases whose hardware this machine does not match");
   app.add_option("--perfetto", a.runner.perfetto_dir, "Write each traced pass into this folder");
   app.add_flag("--counters", a.runner.hardware_counters, "GPU DRAM counters (range profiler)");
-  app.add_option("--env", a.env, "Set NAME=VALUE in this worker's environment (repeatable)");
+  app.add_option("--env", a.env, "Set NAME=VALUE in this worker's environment");
   app.add_option("--substitute", a.substitute,
-                 "FROM=TO: run kernel TO wherever a case names kernel FROM (repeatable)");
+                 "FROM=TO: run kernel TO wherever a case names kernel FROM");
   app.add_flag("--malloc-default", a.malloc_default,
                "Keep glibc malloc's defaults, which return freed memory to the system and fault "
                "it in again on the next call");
   app.set_version_flag("--version", fmt::format("attnprof-worker {} (protocol {})",
                                                 build_version, protocol_version));
+  cli::one_value_per_occurrence(app);  // `--plugin a.so b.so` is not two plugins
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

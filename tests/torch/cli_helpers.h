@@ -20,10 +20,9 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
-// Runs the built attnprof in `dir` with `args` (a shell fragment).
-inline Result attnprof(const fs::path& dir, const std::string& args) {
-  const std::string cmd = "cd '" + dir.string() +
-                          "' && ATTNPROF_DB= '" ATTNPROF_BINARY_DIR "/attnprof' " + args + " 2>&1";
+// Runs `command` (a shell fragment) in `dir`, with $ATTNPROF_DB unset.
+inline Result shell_in(const fs::path& dir, const std::string& command) {
+  const std::string cmd = "cd '" + dir.string() + "' && ATTNPROF_DB= " + command + " 2>&1";
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -33,6 +32,16 @@ inline Result attnprof(const fs::path& dir, const std::string& args) {
   int status = pclose(p);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs the built attnprof in `dir` with `args` (a shell fragment).
+inline Result attnprof(const fs::path& dir, const std::string& args) {
+  return shell_in(dir, "'" ATTNPROF_BINARY_DIR "/attnprof' " + args);
+}
+
+// Runs the built attnprof-worker by hand, its protocol input empty (it exits when stdin ends).
+inline Result worker(const fs::path& dir, const std::string& args) {
+  return shell_in(dir, "'" ATTNPROF_BINARY_DIR "/attnprof-worker' " + args + " </dev/null");
 }
 
 struct TempDir {
