@@ -5,29 +5,32 @@
 // the tolerances, annotations, Perf-Accept trailers, reports and exit codes of `compare`. For
 // every regression and improvement, the diff of the two sides' cost matrices says which op moved.
 // Both sides are stored as runs linked by one pair id, with every round, so `attnprof compare
-// --pair` can judge them again.
+// --pair` can judge them again. When both sides are the same build (an A/A: one worker, the same
+// arguments and plugins), the first line and every report say so (report::kSameBuildNote).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <system_error>
 
 #include "harness/ab/driver.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/cli/verdict_output.h"
-#include "harness/report/progress.h"
-#include "harness/report/verdicts.h"
 #include "harness/env/environment.h"
 #include "harness/gate/paired.h"
 #include "harness/gate/timing_mode.h"
 #include "harness/kernel/package.h"
+#include "harness/report/progress.h"
+#include "harness/report/verdicts.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 #include "harness/util/format.h"
@@ -99,8 +102,8 @@ std::vector<gate::CaseVerdict> pair_verdicts(store::Database& db, const core::Ru
 int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& j) {
   auto pair = db.find_pair(ref);
   if (!pair)
-    throw util::InputError(util::Diagnostic{
-        "--pair", 0, 0, fmt::format("no A/B pair \"{}\" in {}", ref, db.path())});
+    throw util::InputError(
+        util::Diagnostic{"--pair", 0, 0, fmt::format("no A/B pair \"{}\" in {}", ref, db.path())});
   std::optional<core::Run> base = db.load_run(pair->first.id), head = db.load_run(pair->second.id);
   if (!base || !head)
     throw util::EnvironmentError(fmt::format("{}: A/B pair {} lost a run", db.path(), ref));
@@ -113,17 +116,18 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
         "A/B pair {} is incomplete (stopped before its end): judging the cases it finished",
         pair_id.substr(0, 8)));
   const auto rounds = db.rounds(pair_id);
-  std::vector<gate::CaseVerdict> verdicts = gate::compare_paired(
-      paired_cases(*base, *head, rounds), j.options);
+  std::vector<gate::CaseVerdict> verdicts =
+      gate::compare_paired(paired_cases(*base, *head, rounds), j.options);
   apply_notes(verdicts, *head, db, j.accept_from_commit, j.record);
 
   // The rounds of every case, and for every regression and improvement which op moved.
   report::AbDetail detail;
   detail.base = *base;
-  detail.base_label = fmt::format("base {}", base->git_commit.empty() ? base->id.substr(0, 8)
-                                                                      : base->git_commit.substr(0, 12));
-  detail.head_label = fmt::format("head {}", head->git_commit.empty() ? head->id.substr(0, 8)
-                                                                      : head->git_commit.substr(0, 12));
+  detail.base_label = fmt::format(
+      "base {}", base->git_commit.empty() ? base->id.substr(0, 8) : base->git_commit.substr(0, 12));
+  detail.head_label = fmt::format(
+      "head {}", head->git_commit.empty() ? head->id.substr(0, 8) : head->git_commit.substr(0, 12));
+  detail.same_build = j.same_build;
   std::string moved;
   for (const auto& v : verdicts) {
     report::AbCase ac;
@@ -151,8 +155,7 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
   // The base side's commit, where the caller named it (--base-commit): the report names both.
   rep.baseline =
       fmt::format("A/B pair {} (base run {}{})", pair_id.substr(0, 8), base->id.substr(0, 8),
-                  base->git_commit.empty() ? ""
-                                           : " at commit " + base->git_commit.substr(0, 12));
+                  base->git_commit.empty() ? "" : " at commit " + base->git_commit.substr(0, 12));
   rep.strict = j.options.strict;
   rep.exit_code = gate::exit_code(verdicts, j.options);
   publish_report(rep, j.files);
@@ -163,40 +166,90 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
 
 namespace {
 
-int ab(const AbArgs& a) {
+gate::Options gate_options(const AbArgs& a) {
   gate::Options opts;
   if (!a.tolerance.empty()) opts.tolerance = parse_tolerance(a.tolerance);
   opts.strict = a.strict;
   if (a.batch_ms <= 0)
     throw util::InputError(util::Diagnostic{"--batch-ms", 0, 0, "must be positive"});
   if (a.max_rounds < gate::min_rounds(opts.confidence))
-    throw util::InputError(util::Diagnostic{
-        "--max-rounds", 0, 0,
-        fmt::format("at least {} rounds are needed for a {:.0f}% interval",
-                    gate::min_rounds(opts.confidence), opts.confidence * 100)});
+    throw util::InputError(
+        util::Diagnostic{"--max-rounds", 0, 0,
+                         fmt::format("at least {} rounds are needed for a {:.0f}% interval",
+                                     gate::min_rounds(opts.confidence), opts.confidence * 100)});
+  return opts;
+}
 
-  std::vector<std::string> base_args = a.base_args, head_args = a.head_args;
+// How the two workers start: each side's own arguments, then the environment both share.
+struct Sides {
+  worker::Spawn base, head;
+  bool wait_policy_chosen = false;  // OMP_WAIT_POLICY set by the user
+};
+
+Sides sides(const AbArgs& a) {
+  Sides s;
+  s.base = {worker::resolve_worker(a.base, "--base"), a.base_args, "base"};
+  s.head = {a.head.empty() ? worker::default_worker() : worker::resolve_worker(a.head, "--head"),
+            a.head_args, "head"};
   // OpenMP threads that spin at barriers turn a busy machine into time-slice stalls in one
   // worker and not the other (a 0.33 ms case at 8 ms for whole passes, here); sleeping threads
   // cost a little per parallel region on both sides alike. Unless the user chose a policy.
   std::vector<std::string> env = a.env;
-  const bool chosen = std::getenv("OMP_WAIT_POLICY") != nullptr ||
-                      std::any_of(env.begin(), env.end(), [](const std::string& e) {
-                        return e.starts_with("OMP_WAIT_POLICY=");
-                      });
-  if (!chosen) env.insert(env.begin(), "OMP_WAIT_POLICY=PASSIVE");
+  s.wait_policy_chosen = std::getenv("OMP_WAIT_POLICY") != nullptr ||
+                         std::any_of(env.begin(), env.end(), [](const std::string& e) {
+                           return e.starts_with("OMP_WAIT_POLICY=");
+                         });
+  if (!s.wait_policy_chosen) env.insert(env.begin(), "OMP_WAIT_POLICY=PASSIVE");
   for (const auto& e : env) {
-    base_args.push_back("--env=" + e);
-    head_args.push_back("--env=" + e);
+    s.base.args.push_back("--env=" + e);
+    s.head.args.push_back("--env=" + e);
   }
-  worker::Supervisor base(worker::Spawn{worker::resolve_worker(a.base, "--base"), base_args,
-                                        "base"});
-  worker::Supervisor head(worker::Spawn{a.head.empty() ? worker::default_worker()
-                                                       : worker::resolve_worker(a.head, "--head"),
-                                        head_args, "head"});
-  const worker::Described& bd = base.described();
-  const worker::Described& hd = head.described();
-  // A kernel either side knows is a case: one the base lacks is new, one the head lacks missing.
+  return s;
+}
+
+std::string real_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+// The worker's arguments with every plugin named by its real path: the worker loads a bare name
+// from the working folder, so "a.so", "./a.so" and a symlink to it are one plugin.
+std::vector<std::string> with_real_plugin_paths(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].starts_with("--plugin="))
+      out.push_back("--plugin=" + real_path(args[i].substr(9)));
+    else if (args[i] == "--plugin" && i + 1 < args.size())
+      out.push_back("--plugin=" + real_path(args[++i]));
+    else
+      out.push_back(args[i]);
+  }
+  return out;
+}
+
+// An A/A: one worker executable (build folders and symlinks resolved) with the same arguments
+// and plugin files on both sides. The cases, and the AOTInductor packages they name, are the same
+// on both sides by construction; a package swapped on one side (--substitute) is an argument.
+bool same_build(const worker::Spawn& base, const worker::Spawn& head) {
+  return real_path(base.executable) == real_path(head.executable) &&
+         with_real_plugin_paths(base.args) == with_real_plugin_paths(head.args);
+}
+
+bool knows(const worker::Described& d, const core::Case& c) {
+  if (kernel::is_package(c.kernel)) return true;  // every worker runs packages
+  if (c.kernel.starts_with("op:")) {
+    for (const auto& p : d.plugins)
+      if (std::find(p.ops.begin(), p.ops.end(), c.kernel.substr(3)) != p.ops.end()) return true;
+    return false;
+  }
+  return std::find(d.kernels.begin(), d.kernels.end(), c.kernel) != d.kernels.end();
+}
+
+// The suite's cases: a kernel either side knows is a case (one the base lacks is new, one the
+// head lacks missing), checked against both sides' plugins before anything is measured.
+std::vector<core::Case> ab_cases(const AbArgs& a, const worker::Described& bd,
+                                 const worker::Described& hd) {
   std::vector<std::string> kernels = hd.kernels;
   for (const auto& k : bd.kernels)
     if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
@@ -206,39 +259,112 @@ int ab(const AbArgs& a) {
   check_plugin_ops(cases, both);
   if (auto missing = missing_packages(cases); !missing.empty())
     throw util::InputError(std::move(missing));
-  auto knows = [](const worker::Described& d, const core::Case& c) {
-    if (kernel::is_package(c.kernel)) return true;  // every worker runs packages
-    if (c.kernel.starts_with("op:")) {
-      for (const auto& p : d.plugins)
-        if (std::find(p.ops.begin(), p.ops.end(), c.kernel.substr(3)) != p.ops.end()) return true;
-      return false;
-    }
-    return std::find(d.kernels.begin(), d.kernels.end(), c.kernel) != d.kernels.end();
-  };
+  return cases;
+}
 
-  store::Database db = store::Database::open(a.db);
-  const std::string pair_id = store::new_run_id();
-  core::Run head_run, base_run;
+// One A/B under way: the two workers, the runs their cases are stored in, how rounds run.
+struct Pair {
+  worker::Supervisor &base, &head;
+  store::Database& db;
+  std::string id;
+  core::Run base_run, head_run;
+  gate::Options opts;
+  ab::Options ao;
+
+  // The workers' output between the progress lines.
+  void relay(report::Progress& p) {
+    for (const auto& l : base.take_stderr()) p.message("  base: " + l);
+    for (const auto& l : head.take_stderr()) p.message("  head: " + l);
+  }
+};
+
+// Both runs begun in the store, linked by the pair id, each with its side's environment.
+void begin_runs(Pair& p, const AbArgs& a, const core::Case& first) {
+  p.id = store::new_run_id();
+  core::Run& head_run = p.head_run;
   a.meta.fill(head_run);
   head_run.started_ns = now_ns();
-  head_run.pair_id = pair_id;
+  head_run.pair_id = p.id;
   head_run.side = "head";
-  head_run.env = env::fingerprint_for(hd.env, cases.front().hardware.device,
-                                      cases.front().hardware.clock_policy);
-  base_run = head_run;
-  base_run.side = "base";
-  base_run.git_commit = a.base_commit;
-  base_run.env = env::fingerprint_for(bd.env, cases.front().hardware.device,
-                                      cases.front().hardware.clock_policy);
-  head_run.id = db.begin_run(head_run);
-  base_run.id = db.begin_run(base_run);
-  if (base_run.env.fingerprint() != head_run.env.fingerprint())
+  head_run.env = env::fingerprint_for(p.head.described().env, first.hardware.device,
+                                      first.hardware.clock_policy);
+  p.base_run = head_run;
+  p.base_run.side = "base";
+  p.base_run.git_commit = a.base_commit;
+  p.base_run.env = env::fingerprint_for(p.base.described().env, first.hardware.device,
+                                        first.hardware.clock_policy);
+  head_run.id = p.db.begin_run(head_run);
+  p.base_run.id = p.db.begin_run(p.base_run);
+  if (p.base_run.env.fingerprint() != head_run.env.fingerprint())
     fmt::print(stderr,
                "attnprof: warning: base and head describe different environments ({} vs {}): "
                "their LibTorch or CUDA versions differ; that difference is part of what is "
                "measured\n",
-               base_run.env.fingerprint().substr(0, 12), head_run.env.fingerprint().substr(0, 12));
+               p.base_run.env.fingerprint().substr(0, 12),
+               head_run.env.fingerprint().substr(0, 12));
+}
 
+// One case: interleaved rounds where both sides have its kernel, else the one side alone, for
+// the record. Returns its progress line.
+std::string measure_case(Pair& p, const core::Case& c, const AbArgs& a) {
+  const bool in_base = knows(p.base.described(), c), in_head = knows(p.head.described(), c);
+  if (!in_base || !in_head) {
+    worker::Supervisor& only = in_head ? p.head : p.base;
+    core::CaseResult r = only.run_case(c, !a.no_trace, worker::case_timeout(c, a.case_timeout_s));
+    p.db.write_case(in_head ? p.head_run.id : p.base_run.id, r);
+    return fmt::format("{} only ({})", in_head ? "head" : "base", core::to_string(r.status));
+  }
+  ab::CaseOutcome out = ab::run_case(p.base, p.head, c, p.ao);
+  p.db.write_case(p.base_run.id, out.base);
+  p.db.write_case(p.head_run.id, out.head);
+  p.db.write_rounds(p.id, out.rounds);
+  if (out.base.status == core::CaseStatus::ok && out.head.status == core::CaseStatus::ok) {
+    const auto chk =
+        gate::check_stop(paired_rounds(out.rounds), gate::tolerance_for(c.gate.tolerance, p.opts),
+                         gate::StopRule{static_cast<int>(out.rounds.size()), p.opts.confidence});
+    return fmt::format("{:.3f}x ({} rounds, {})", chk.ratio, out.rounds.size(), out.stop_reason);
+  }
+  const core::CaseResult& bad = out.head.status != core::CaseStatus::ok ? out.head : out.base;
+  return fmt::format("{} {}: {}", &bad == &out.head ? "head" : "base", core::to_string(bad.status),
+                     one_line(bad.message));
+}
+
+// Confirmation: a worker can sit in a slow state for seconds (a thread descheduled behind
+// another tenant makes every parallel region wait a time slice), long enough to fill a case's
+// rounds. Pairing cannot cancel what only one process suffers, so every case the rounds did
+// not settle as unchanged is measured again later, in fresh workers, and judged on all its
+// rounds: a real change shows in both passes, a passing state in one.
+void confirm_unsettled(Pair& p, const std::vector<core::Case>& cases) {
+  std::map<std::string, int> recorded;
+  for (const auto& r : p.db.rounds(p.id))
+    recorded[r.case_key] = std::max(recorded[r.case_key], r.round + 1);
+  std::vector<const core::Case*> again;
+  const auto b = p.db.load_run(p.base_run.id), h = p.db.load_run(p.head_run.id);
+  for (const auto& v : pair_verdicts(p.db, *b, *h, p.opts))
+    if ((v.verdict == gate::Verdict::regression || v.verdict == gate::Verdict::improvement ||
+         v.verdict == gate::Verdict::inconclusive) &&
+        recorded.count(v.key))
+      for (const auto& c : cases)
+        if (c.key == v.key) again.push_back(&c);
+  if (again.empty()) return;
+  fmt::print("confirming {} case(s) in fresh workers\n", again.size());
+  std::fflush(stdout);
+  p.base.restart();
+  p.head.restart();
+  report::Progress confirm(static_cast<int>(again.size()));
+  for (const core::Case* c : again) {
+    confirm.start(c->key);
+    ab::Options co = p.ao;
+    co.first_round = recorded[c->key];
+    co.trace = false;  // the first pass's cost matrices stand
+    ab::CaseOutcome out = ab::run_case(p.base, p.head, *c, co);
+    p.db.write_rounds(p.id, out.rounds);
+    p.relay(confirm);
+    confirm.finish(c->key, fmt::format("{} more rounds ({})", out.rounds.size(), out.stop_reason));
+  }
+}
+
+ab::Options round_options(const AbArgs& a, const gate::Options& opts) {
   ab::Options ao;
   ao.batch_ms = a.batch_ms;
   ao.max_rounds = a.max_rounds;
@@ -246,103 +372,59 @@ int ab(const AbArgs& a) {
   ao.timeout_s = a.case_timeout_s;
   ao.trace = !a.no_trace;
   const gate::StopRule rule{a.max_rounds, opts.confidence};
-  ao.decided = [&](const std::vector<store::AbRound>& rounds, const core::Case& c) {
-    const auto pr = paired_rounds(rounds);
-    return gate::check_stop(pr, gate::tolerance_for(c.gate.tolerance, opts), rule).decided;
+  ao.decided = [opts, rule](const std::vector<store::AbRound>& rounds, const core::Case& c) {
+    return gate::check_stop(paired_rounds(rounds), gate::tolerance_for(c.gate.tolerance, opts),
+                            rule)
+        .decided;
   };
+  return ao;
+}
 
-  fmt::print("attnprof ab: {} case(s); base {}, head {}{}\n", cases.size(),
-             base.spawn().executable, head.spawn().executable,
-             chosen ? "" : "; workers run with OMP_WAIT_POLICY=PASSIVE (set it to choose)");
+int ab(const AbArgs& a) {
+  const gate::Options opts = gate_options(a);
+  const Sides s = sides(a);
+  // First, before the workers start: whoever reads this log (or a gate script reading its first
+  // line) knows at once that no change is being measured.
+  const bool aa = same_build(s.base, s.head);
+  if (aa) fmt::print("{}\n", report::kSameBuildNote);
+  std::fflush(stdout);
+  worker::Supervisor base(s.base), head(s.head);
+  const worker::Described& bd = base.described();  // the base starts first
+  const std::vector<core::Case> cases = ab_cases(a, bd, head.described());
+  store::Database db = store::Database::open(a.db);
+  Pair p{base, head, db, "", {}, {}, opts, round_options(a, opts)};
+  begin_runs(p, a, cases.front());
+
+  fmt::print(
+      "attnprof ab: {} case(s); base {}, head {}{}\n", cases.size(), s.base.executable,
+      s.head.executable,
+      s.wait_policy_chosen ? "" : "; workers run with OMP_WAIT_POLICY=PASSIVE (set it to choose)");
   const auto t0 = std::chrono::steady_clock::now();
   std::fflush(stdout);
   // Each case's outcome as a line, live on a terminal; the workers' output between lines.
-  auto relay = [&](report::Progress& p) {
-    for (const auto& l : base.take_stderr()) p.message("  base: " + l);
-    for (const auto& l : head.take_stderr()) p.message("  head: " + l);
-  };
   report::Progress progress(static_cast<int>(cases.size()));
   for (const core::Case& c : cases) {
     progress.start(c.key);
-    const bool in_base = knows(bd, c), in_head = knows(hd, c);
-    const auto timeout = worker::case_timeout(c, a.case_timeout_s);
-    std::string outcome;
-    if (in_base && in_head) {
-      ab::CaseOutcome out = ab::run_case(base, head, c, ao);
-      db.write_case(base_run.id, out.base);
-      db.write_case(head_run.id, out.head);
-      db.write_rounds(pair_id, out.rounds);
-      if (out.base.status == core::CaseStatus::ok && out.head.status == core::CaseStatus::ok) {
-        const auto chk = gate::check_stop(paired_rounds(out.rounds), gate::tolerance_for(c.gate.tolerance, opts),
-                                          gate::StopRule{static_cast<int>(out.rounds.size()),
-                                                         opts.confidence});
-        outcome = fmt::format("{:.3f}x ({} rounds, {})", chk.ratio, out.rounds.size(),
-                              out.stop_reason);
-      } else {
-        const core::CaseResult& bad = out.head.status != core::CaseStatus::ok ? out.head : out.base;
-        outcome = fmt::format("{} {}: {}", &bad == &out.head ? "head" : "base",
-                              core::to_string(bad.status), one_line(bad.message));
-      }
-    } else {
-      // Only one side has this kernel: run it there alone, for the record.
-      worker::Supervisor& only = in_head ? head : base;
-      core::CaseResult r = only.run_case(c, !a.no_trace, timeout);
-      db.write_case(in_head ? head_run.id : base_run.id, r);
-      outcome = fmt::format("{} only ({})", in_head ? "head" : "base", core::to_string(r.status));
-    }
-    relay(progress);
+    const std::string outcome = measure_case(p, c, a);
+    p.relay(progress);
     progress.finish(c.key, outcome);
   }
   progress.done();
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (a.confirm) confirm_unsettled(p, cases);
+  for (core::Run* run : {&p.base_run, &p.head_run}) db.finish_run(run->id, now_ns(), run->env);
 
-  // Confirmation: a worker can sit in a slow state for seconds (a thread descheduled behind
-  // another tenant makes every parallel region wait a time slice), long enough to fill a case's
-  // rounds. Pairing cannot cancel what only one process suffers, so every case the rounds did
-  // not settle as unchanged is measured again later, in fresh workers, and judged on all its
-  // rounds: a real change shows in both passes, a passing state in one.
-  if (a.confirm) {
-    std::map<std::string, int> recorded;
-    for (const auto& r : db.rounds(pair_id)) recorded[r.case_key] = std::max(recorded[r.case_key], r.round + 1);
-    std::vector<const core::Case*> again;
-    const auto b = db.load_run(base_run.id), h = db.load_run(head_run.id);
-    for (const auto& v : pair_verdicts(db, *b, *h, opts))
-      if ((v.verdict == gate::Verdict::regression || v.verdict == gate::Verdict::improvement ||
-           v.verdict == gate::Verdict::inconclusive) &&
-          recorded.count(v.key))
-        for (const auto& c : cases)
-          if (c.key == v.key) again.push_back(&c);
-    if (!again.empty()) {
-      fmt::print("confirming {} case(s) in fresh workers\n", again.size());
-      std::fflush(stdout);
-      base.restart();
-      head.restart();
-      report::Progress confirm(static_cast<int>(again.size()));
-      for (const core::Case* c : again) {
-        confirm.start(c->key);
-        ab::Options co = ao;
-        co.first_round = recorded[c->key];
-        co.trace = false;  // the first pass's cost matrices stand
-        ab::CaseOutcome out = ab::run_case(base, head, *c, co);
-        db.write_rounds(pair_id, out.rounds);
-        relay(confirm);
-        confirm.finish(c->key, fmt::format("{} more rounds ({})", out.rounds.size(),
-                                           out.stop_reason));
-      }
-    }
-  }
-  for (core::Run* run : {&base_run, &head_run}) db.finish_run(run->id, now_ns(), run->env);
   // Judged from what was stored, the way `attnprof compare --pair` judges it again.
-
   PairJudgement j;
   j.options = opts;
   j.files = a.reports;
   j.accept_from_commit = a.accept_from_commit;
   j.diff_rows = a.diff_rows;
-  const int code = judge_pair(db, pair_id, j);
-  fmt::print("\nA/B pair {} stored in {} (base run {}, head run {}); {:.1f} s\n", pair_id, a.db,
-             base_run.id, head_run.id, wall_s);
+  j.same_build = aa;
+  const int code = judge_pair(db, p.id, j);
+  fmt::print("\nA/B pair {} stored in {} (base run {}, head run {}); {:.1f} s\n", p.id, a.db,
+             p.base_run.id, p.head_run.id, wall_s);
   return code;
 }
 
@@ -359,13 +441,13 @@ Action setup_ab(CLI::App& sub) {
                  "The head side, likewise (default: the worker beside this attnprof)");
   sub.add_option("--base-arg", a->base_args,
                  "An argument for the base worker, e.g. --base-arg=--threads=1 or "
-                 "--base-arg=--plugin=old.so (repeatable)");
-  sub.add_option("--head-arg", a->head_args, "An argument for the head worker (repeatable)");
+                 "--base-arg=--plugin=old.so");
+  sub.add_option("--head-arg", a->head_args, "An argument for the head worker");
   sub.add_option("--env", a->env,
-                 "NAME=VALUE in both workers' environment, set before they start (repeatable). "
+                 "NAME=VALUE in both workers' environment, set before they start. "
                  "OMP_WAIT_POLICY is PASSIVE unless set here or in attnprof's environment");
   add_db_option(sub, a->db);
-  sub.add_option("--case", a->case_globs, "Only cases whose key matches this glob (repeatable)");
+  sub.add_option("--case", a->case_globs, "Only cases whose key matches this glob");
   sub.add_option("--shard", a->shard, "Only CI shard i of n (e.g. 2/4)");
   sub.add_option("--tolerance", a->tolerance,
                  "Tolerance for every case, e.g. 5% (default: each case's own, else 5%)");

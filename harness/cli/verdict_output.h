@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct PairJudgement {
   bool record = true;
   int diff_rows = 8;
   std::vector<std::string> notes;  // shown above the table
+  // Whether both sides were the same build (report::AbDetail::same_build): ab knows, a stored
+  // pair judged again does not.
+  std::optional<bool> same_build;
 };
 int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& judgement);
 

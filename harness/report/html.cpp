@@ -390,7 +390,7 @@ std::string html_gate(const GateReport& r) {
     return order.at(gate::to_string(a->verdict)) < order.at(gate::to_string(b->verdict));
   });
   std::string body = "<p><b>" + esc(verdict_counts(r.verdicts)) + "</b></p>\n";
-  for (const auto& n : r.notes) body += "<p class=\"note\">" + esc(n) + "</p>\n";
+  for (const auto& n : report_notes(r)) body += "<p class=\"note\">" + esc(n) + "</p>\n";
   body += run_line(r.run) + "<p>Against <code>" + esc(r.baseline) + "</code>.</p>\n";
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> classes;

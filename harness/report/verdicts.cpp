@@ -91,7 +91,6 @@ std::string escape_annotation(const std::string& s, bool property = false) {
   return o;
 }
 
-
 // "regression +20.00% (99% CI [+19.00%, +21.00%]): reason"
 std::string one_line_verdict(const gate::CaseVerdict& c) {
   std::string msg = gate::to_string(c.verdict);
@@ -192,6 +191,13 @@ std::vector<OpDiff> diff_cost(const std::vector<core::CostRow>& base,
   return out;
 }
 
+std::vector<std::string> report_notes(const GateReport& r) {
+  std::vector<std::string> notes;
+  if (r.ab && r.ab->same_build.value_or(false)) notes.push_back(kSameBuildNote);
+  notes.insert(notes.end(), r.notes.begin(), r.notes.end());
+  return notes;
+}
+
 std::string verdict_counts(const std::vector<gate::CaseVerdict>& v) {
   std::map<Verdict, int> n;
   for (const auto& c : v) ++n[c.verdict];
@@ -216,7 +222,7 @@ std::string console_report(const GateReport& r, std::size_t width) {
   std::string out = fmt::format("baseline: {}\n", r.baseline);
   out += t.render(width);
   out += verdict_counts(r.verdicts) + "\n";
-  for (const auto& note : r.notes) out += note + "\n";
+  for (const auto& note : report_notes(r)) out += note + "\n";
   return out;
 }
 
@@ -227,7 +233,7 @@ std::string markdown_report(const GateReport& r, std::size_t limit) {
 
   std::string head = fmt::format("## attnprof gate: {}\n\n", outcome(r));
   head += verdict_counts(r.verdicts) + "\n\n";
-  for (const auto& note : r.notes) head += "> " + one_line(note, 0) + "\n\n";
+  for (const auto& note : report_notes(r)) head += "> " + one_line(note, 0) + "\n\n";
   head += fmt::format("Run `{}` at commit `{}` on `{}` (environment `{}`), against `{}`.\n\n",
                       r.run.id, short_commit(r.run.git_commit), device_name(r.run),
                       r.run.env.fingerprint(), r.baseline);
@@ -360,6 +366,8 @@ std::string junit_report(const GateReport& r) {
                                                         {"environment", r.run.env.fingerprint()},
                                                         {"device", device_name(r.run)}})
     out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", k, xml_escape(v));
+  for (const auto& note : report_notes(r))
+    out += fmt::format("      <property name=\"note\" value=\"{}\"/>\n", xml_escape(note));
   out += "    </properties>\n";
   out += cases;
   out += "  </testsuite>\n</testsuites>\n";
@@ -388,7 +396,7 @@ std::string json_report(const GateReport& r) {
   j["result"] = {{"exit_code", r.exit_code}, {"passed", r.exit_code == 0}, {"counts", counts}};
   j["run"] = run_json(r.run);
   j["baseline"] = r.baseline;
-  j["notes"] = r.notes;
+  j["notes"] = report_notes(r);
   if (r.validity)
     j["validity"] = {{"environmental", r.validity->environmental},
                      {"compared", r.validity->compared},
@@ -436,6 +444,7 @@ std::string json_report(const GateReport& r) {
     j["ab"] = {{"base_run", run_json(r.ab->base)},
                {"base_label", r.ab->base_label},
                {"head_label", r.ab->head_label},
+               {"same_build", r.ab->same_build ? json(*r.ab->same_build) : json()},
                {"cases", cases}};
   }
   return j.dump(2) + "\n";

@@ -57,7 +57,17 @@ struct AbDetail {
   core::Run base;                      // the base side's run (the head side is GateReport::run)
   std::string base_label, head_label;  // e.g. "merge base 1a2b3c", "head 4d5e6f"
   std::vector<AbCase> cases;
+  // Both sides were the same build (one worker executable, the same arguments and plugin
+  // files): an A/A, whose verdicts measure the machine's noise. Unknown (nullopt) when a stored
+  // A/B is judged again (`compare --pair`): the store keeps no worker paths.
+  std::optional<bool> same_build;
 };
+
+// What `attnprof ab` prints as its first line and every report of an A/A says, word for word:
+// gate scripts look for it.
+inline constexpr const char* kSameBuildNote =
+    "A/A: both sides are the same build (one worker executable, the same arguments and "
+    "plugins): the verdicts measure the noise of this machine, not a change";
 
 struct GateReport {
   std::string mode = "compare";  // "compare" | "ab"
@@ -70,6 +80,10 @@ struct GateReport {
   int exit_code = 0;           // the gate's decision, as the command exits
   std::optional<AbDetail> ab;  // present for `attnprof ab`
 };
+
+// The sentences every report shows with its verdicts: kSameBuildNote first for an A/A, then
+// GateReport::notes.
+std::vector<std::string> report_notes(const GateReport& r);
 
 // "gate: 1 regression, 0 failed, 0 missing, 3 unchanged, 1 inconclusive, 0 improvement, 0 new"
 std::string verdict_counts(const std::vector<gate::CaseVerdict>& v);

@@ -77,6 +77,10 @@ TEST_SUITE("report::html") {
     CHECK(count(html, "<svg") == 1);  // the rounds; no roofline without metrics
     CHECK(count(html, "class=\"point\"") == 2);
     CHECK(html.find("<td>aten::bmm</td><td>[[1]]</td>") != std::string::npos);
+    CHECK(html.find("A/A") == std::string::npos);
+    r.ab->same_build = true;
+    CHECK(report::html_gate(r).find("<p class=\"note\">A/A: both sides are the same build") !=
+          std::string::npos);
   }
 
   TEST_CASE("a case's history from the store: points, a change point and an annotation") {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "harness/report/verdicts.h"
 #include "report_fixtures.h"
@@ -153,5 +154,36 @@ TEST_SUITE("report::verdicts") {
     const auto j = nlohmann::json::parse(report::json_report(r));
     CHECK(j["ab"]["cases"][0]["rounds"].size() == 2);
     CHECK(j["ab"]["cases"][0]["ops"][0]["head_self_ns_per_call"] == 1500);
+  }
+
+  TEST_CASE("an A/A says so in every format; an A/B of two builds and a pair judged again do not") {
+    const std::string aa = "A/A: both sides are the same build";
+    report::GateReport r = sample_report();
+    r.mode = "ab";
+    r.notes = {"environmental run: 9 of 10 cases moved; measure again"};
+    r.ab = report::AbDetail{};
+    r.ab->same_build = true;
+    CHECK(report::console_report(r).find("\n" + aa) != std::string::npos);
+    CHECK(report::markdown_report(r).find("\n> " + aa) != std::string::npos);
+    CHECK(report::junit_report(r).find("<property name=\"note\" value=\"" + aa) !=
+          std::string::npos);
+    auto j = nlohmann::json::parse(report::json_report(r));
+    CHECK(j["ab"]["same_build"] == true);
+    REQUIRE(j["notes"].size() == 2);
+    CHECK(j["notes"][0] == report::kSameBuildNote);  // first, before the run's own notes
+    CHECK(j["result"]["exit_code"] == 1);            // the gate decides as before
+
+    for (std::optional<bool> other : {std::optional<bool>(false), std::optional<bool>()}) {
+      r.ab->same_build = other;
+      CHECK(report::console_report(r).find(aa) == std::string::npos);
+      CHECK(report::markdown_report(r).find(aa) == std::string::npos);
+      CHECK(report::junit_report(r).find(aa) == std::string::npos);
+      j = nlohmann::json::parse(report::json_report(r));
+      CHECK(j["notes"].size() == 1);
+      if (other)
+        CHECK(j["ab"]["same_build"] == false);
+      else
+        CHECK(j["ab"]["same_build"].is_null());  // compare --pair: not known
+    }
   }
 }
