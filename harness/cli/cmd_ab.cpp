@@ -188,7 +188,8 @@ struct Sides {
 
 Sides sides(const AbArgs& a) {
   Sides s;
-  s.base = {worker::resolve_worker(a.base, "--base"), a.base_args, "base"};
+  s.base = {a.base.empty() ? worker::default_worker() : worker::resolve_worker(a.base, "--base"),
+            a.base_args, "base"};
   s.head = {a.head.empty() ? worker::default_worker() : worker::resolve_worker(a.head, "--head"),
             a.head_args, "head"};
   // OpenMP threads that spin at barriers turn a busy machine into time-slice stalls in one
@@ -435,8 +436,8 @@ Action setup_ab(CLI::App& sub) {
   sub.add_option("scenarios", a->files, "Scenario files (default: the embedded smoke suite)");
   sub.add_option("--base", a->base,
                  "The base side: an attnprof-worker executable, or the build folder holding one "
-                 "(e.g. the merge base's build)")
-      ->required();
+                 "(e.g. the merge base's build; default: the worker beside this attnprof, for "
+                 "two plugins or settings with --base-arg and --head-arg)");
   sub.add_option("--head", a->head,
                  "The head side, likewise (default: the worker beside this attnprof)");
   sub.add_option("--base-arg", a->base_args,

@@ -53,12 +53,13 @@ TEST_CASE("docs/plugins.md: the example builds against attnprof's LibTorch and r
     if (std::regex_search(body, m, named)) {
       d.write(m[2].str(), body);
       ++files;
-    } else if (lang == "sh" && script.empty()) {
-      script = body;
+    } else if (lang == "sh") {
+      script += body;  // the build and run block, then the A/B block, run as one session
     }
   }
   REQUIRE(files == 3);
   REQUIRE(script.find("cmake --build build") != std::string::npos);
+  REQUIRE(script.find("attnprof ab my_suite.yaml") != std::string::npos);
   d.write("run.sh", "set -e\n" + script);
   std::string env = "PATH='" ATTNPROF_BINARY_DIR "':\"$PATH\" ATTNPROF_DB=";
   const std::string nvcc = ATTNPROF_CUDA_COMPILER;
@@ -78,4 +79,7 @@ TEST_CASE("docs/plugins.md: the example builds against attnprof's LibTorch and r
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(out.find("1 file OK, 4 cases") != std::string::npos);
   CHECK(out.find("4 cases: 4 ok, 0 failed, 0 skipped, 0 error") != std::string::npos);
+  // The A/B of the two copies: both sides measured, no case failed, none regressed.
+  CHECK(out.find("attnprof ab: 4 case(s)") != std::string::npos);
+  CHECK(out.find("0 regression, 0 failed, 0 missing") != std::string::npos);
 }
