@@ -276,6 +276,14 @@ if [ "$mode" = ab ]; then
   rc=0
   "$attnprof" ab --base "$base_build" --head "$head_build" --db "$db" "${side_args[@]}" \
     "${shard_flags[@]}" "${tolerance_flags[@]}" "${report_flags[@]}" "${suites[@]}" || rc=$?
+  # ab's own word on it (ab.same_build in its JSON report), for sides this script did not see
+  # as one: the same worker reached through another path, say.
+  if [ "${ATTNPROF_AA:-false}" != true ] && [ -f "$out/gate.json" ] &&
+     python3 -c 'import json,sys; sys.exit(0 if (json.load(open(sys.argv[1])).get("ab") or {}).get("same_build") is True else 1)' "$out/gate.json"; then
+    echo "gate: attnprof ab says both sides are the same build (A/A: both sides are the same" \
+         "build): this judged the head against itself; set aa: true if that is what you want" >&2
+    rc=2
+  fi
   # The comment a separate workflow_run job posts (fork PRs get no write token here).
   pr="$(python3 -c 'import json,sys; print((json.load(open(sys.argv[1])).get("pull_request") or {}).get("number",""))' "${GITHUB_EVENT_PATH:-/dev/null}" 2>/dev/null || true)"
   if [ -f "$out/gate.md" ]; then
