@@ -3,10 +3,12 @@
 // gate consume them. Every stage may include this header; it includes nothing of theirs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnprof::core {
@@ -95,6 +97,10 @@ struct Sample {
   bool dropped = false;  // e.g. taken while throttled; kept for the record
 };
 
+// The durations every statistic uses: the samples not dropped, in order. The one rule for the
+// measurement engine, the gate and the baseline files alike.
+std::vector<double> kept_ns(const std::vector<Sample>& samples);
+
 // Robust summary of kept samples.
 struct Summary {
   int n = 0;
@@ -148,19 +154,83 @@ struct Run {
   std::string git_commit, git_branch, pr, ci_url;
   std::int64_t started_ns = 0, ended_ns = 0;
   std::string status = "complete";  // "incomplete" while cases are still being written
-  std::string pair_id, side;         // an A/B's two runs share a pair id; side "base" or "head"
+  std::string pair_id, side;        // an A/B's two runs share a pair id; side "base" or "head"
   Environment env;
   std::vector<CaseResult> cases;
 };
 
-const char* to_string(Phase);
-const char* to_string(DType);
-const char* to_string(MaskKind);
-const char* to_string(Level);
-const char* to_string(CaseStatus);
-std::optional<DType> parse_dtype(std::string_view);
-std::optional<MaskKind> parse_mask(std::string_view);
-std::optional<CaseStatus> parse_case_status(std::string_view);
+// The one table of each enum's names, read in both directions: to_string and parse_* below,
+// the scenario language's choices (names_of) and the stored JSON all spell them from here.
+template <class E>
+struct EnumName {
+  E value;
+  const char* name;
+};
+inline constexpr EnumName<Phase> kPhaseNames[] = {{Phase::prefill, "prefill"},
+                                                  {Phase::decode, "decode"}};
+inline constexpr EnumName<DType> kDTypeNames[] = {
+    {DType::fp32, "fp32"}, {DType::fp16, "fp16"}, {DType::bf16, "bf16"}};
+inline constexpr EnumName<MaskKind> kMaskNames[] = {{MaskKind::none, "none"},
+                                                    {MaskKind::causal, "causal"},
+                                                    {MaskKind::padding, "padding"},
+                                                    {MaskKind::sliding_window, "sliding_window"},
+                                                    {MaskKind::custom, "custom"}};
+inline constexpr EnumName<Level> kLevelNames[] = {
+    {Level::kernel, "kernel"}, {Level::block, "block"}, {Level::layer, "layer"}};
+inline constexpr EnumName<CaseStatus> kCaseStatusNames[] = {{CaseStatus::ok, "ok"},
+                                                            {CaseStatus::failed, "failed"},
+                                                            {CaseStatus::skipped, "skipped"},
+                                                            {CaseStatus::error, "error"}};
+
+template <class E, std::size_t N>
+constexpr const char* name_in(const EnumName<E> (&table)[N], E value) {
+  for (const auto& e : table)
+    if (e.value == value) return e.name;
+  return "?";
+}
+template <class E, std::size_t N>
+constexpr std::optional<E> parse_in(const EnumName<E> (&table)[N], std::string_view name) {
+  for (const auto& e : table)
+    if (name == e.name) return e.value;
+  return std::nullopt;
+}
+template <class E, std::size_t N>
+std::vector<std::string> names_of(const EnumName<E> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& e : table) out.emplace_back(e.name);
+  return out;
+}
+
+inline const char* to_string(Phase v) {
+  return name_in(kPhaseNames, v);
+}
+inline const char* to_string(DType v) {
+  return name_in(kDTypeNames, v);
+}
+inline const char* to_string(MaskKind v) {
+  return name_in(kMaskNames, v);
+}
+inline const char* to_string(Level v) {
+  return name_in(kLevelNames, v);
+}
+inline const char* to_string(CaseStatus v) {
+  return name_in(kCaseStatusNames, v);
+}
+inline std::optional<Phase> parse_phase(std::string_view s) {
+  return parse_in(kPhaseNames, s);
+}
+inline std::optional<DType> parse_dtype(std::string_view s) {
+  return parse_in(kDTypeNames, s);
+}
+inline std::optional<MaskKind> parse_mask(std::string_view s) {
+  return parse_in(kMaskNames, s);
+}
+inline std::optional<Level> parse_level(std::string_view s) {
+  return parse_in(kLevelNames, s);
+}
+inline std::optional<CaseStatus> parse_case_status(std::string_view s) {
+  return parse_in(kCaseStatusNames, s);
+}
 int bytes_per_element(DType);
 
 }  // namespace attnprof::core

@@ -194,13 +194,6 @@ class Parser {
   std::vector<util::Diagnostic> m_diags;
 };
 
-std::vector<double> kept_samples(const core::CaseResult& cr) {
-  std::vector<double> kept;
-  for (const auto& s : cr.samples)
-    if (!s.dropped) kept.push_back(static_cast<double>(s.ns));
-  return kept;
-}
-
 // A list of numbers as YAML flow sequence, wrapped at 100 columns so diffs stay readable.
 std::string number_list(const std::string& key, const std::vector<double>& values) {
   std::string out, line = "    " + key + ": [";
@@ -276,7 +269,7 @@ Baseline make_baseline(const std::vector<core::Run>& runs, const BaselineOptions
   b.commit = run.git_commit;
   for (const auto& cr : run.cases) {
     if (cr.status != core::CaseStatus::ok) continue;
-    std::vector<double> kept = kept_samples(cr);
+    std::vector<double> kept = core::kept_ns(cr.samples);
     if (kept.empty()) continue;
     const core::Summary s = stats::summarize(kept);
     BaselineCase c;
@@ -310,7 +303,7 @@ Baseline make_baseline(const std::vector<core::Run>& runs, const BaselineOptions
       for (const auto& cr : r->cases) {
         if (cr.spec.key != key || cr.status != core::CaseStatus::ok) continue;
         if (!c.timing.empty() && timing_mode(cr) != c.timing) continue;
-        const std::vector<double> kept = kept_samples(cr);
+        const std::vector<double> kept = core::kept_ns(cr.samples);
         if (!kept.empty()) c.run_medians_ns.push_back(stats::median(kept));
       }
     if (c.run_medians_ns.size() < 2) c.run_medians_ns.clear();  // one run: no spread

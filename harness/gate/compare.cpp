@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "harness/core/hash.h"
 #include "harness/gate/timing_mode.h"
 #include "harness/stats/benjamini_hochberg.h"
 #include "harness/stats/bootstrap.h"
@@ -59,15 +60,6 @@ bool fails_gate(Verdict v, bool strict, bool missing_fails) {
 
 namespace {
 
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 // A median with a CI at some level, from whichever side: the run or the baseline.
 struct Center {
   double median = 0, low = 0, high = 0, level = 0.95;
@@ -94,13 +86,6 @@ std::optional<Center> center_of(const BaselineCase& b) {
     return c;
   }
   return std::nullopt;
-}
-
-std::vector<double> kept(const core::CaseResult& cr) {
-  std::vector<double> v;
-  for (const auto& s : cr.samples)
-    if (!s.dropped) v.push_back(static_cast<double>(s.ns));
-  return v;
 }
 
 double tolerance_of(const core::Case& c, const Options& o) {
@@ -163,7 +148,7 @@ Basis history_effect(CaseVerdict& v, const core::CaseResult& cr, const std::vect
 // Effect and test for one case that is in both the run and the baseline.
 Basis measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineCase& b,
                      bool from_history, const Options& o) {
-  std::vector<double> cand = kept(cr);
+  std::vector<double> cand = core::kept_ns(cr.samples);
   v.baseline_median_ns = b.median_ns;
   v.baseline_n = b.n;
   v.p_value = v.p_adjusted = no_value;
@@ -184,8 +169,8 @@ Basis measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineC
     v.candidate_median_ns = stats::summarize(cand).median_ns;
     v.candidate_n = static_cast<int>(cand.size());
     v.baseline_n = static_cast<int>(b.samples_ns.size());
-    v.ratio =
-        v.candidate_median_ns > 0 && b.median_ns > 0 ? v.candidate_median_ns / b.median_ns : no_value;
+    v.ratio = v.candidate_median_ns > 0 && b.median_ns > 0 ? v.candidate_median_ns / b.median_ns
+                                                           : no_value;
     v.ci_low = v.ci_high = no_value;
     return basis;
   }
@@ -200,8 +185,8 @@ Basis measure_effect(CaseVerdict& v, const core::CaseResult& cr, const BaselineC
       v.ci_low = est.ci.low;
       v.ci_high = est.ci.high;
     } else {
-      auto est = stats::bootstrap_median_ratio(b.samples_ns, cand,
-                                               {o.resamples, o.confidence, o.seed ^ fnv1a(v.key)});
+      auto est = stats::bootstrap_median_ratio(
+          b.samples_ns, cand, {o.resamples, o.confidence, o.seed ^ core::fnv1a64(v.key)});
       v.method = "bootstrap";
       v.ratio = est.ratio;
       v.ci_low = est.ci.low;

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
-#include "harness/measure/clock.h"
+#include "harness/core/clock.h"
 #include "harness/stats/quantile.h"
 #include "harness/util/error.h"
 
 namespace attnprof::measure {
+
+using core::epoch_ns;
+using core::steady_ns;
 namespace {
 
 // The first line of an exception's text (a c10::Error from the call appends a backtrace).

@@ -4,13 +4,17 @@
 #include <chrono>
 #include <limits>
 
-#include "harness/measure/clock.h"
+#include "harness/core/clock.h"
 #include "harness/stats/median_ci.h"
 #include "harness/stats/quantile.h"
 #include "harness/stats/stationarity.h"
 #include "harness/stats/summary.h"
 
 namespace attnprof::measure {
+
+using core::epoch_ns;
+using core::kept_ns;
+using core::steady_ns;
 
 namespace {
 
@@ -39,14 +43,6 @@ int mark_throttled(std::vector<core::Sample>& samples, double ratio) {
     dropped += s.dropped;
   }
   return dropped;
-}
-
-std::vector<double> kept_ns(const std::vector<core::Sample>& samples) {
-  std::vector<double> v;
-  v.reserve(samples.size());
-  for (const auto& s : samples)
-    if (!s.dropped) v.push_back(static_cast<double>(s.ns));
-  return v;
 }
 
 WarmUp warm_up(Timer& timer, const core::MeasureSettings& settings, const Options& options) {

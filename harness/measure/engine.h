@@ -83,7 +83,4 @@ core::Summary summarize(std::vector<core::Sample>& samples, const core::MeasureS
 // one; samples without a clock are never dropped. Returns how many are marked.
 int mark_throttled(std::vector<core::Sample>& samples, double ratio);
 
-// Durations of the samples not dropped, in order.
-std::vector<double> kept_ns(const std::vector<core::Sample>& samples);
-
 }  // namespace attnprof::measure

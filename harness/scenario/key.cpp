@@ -6,18 +6,15 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "harness/core/hash.h"
 #include "harness/scenario/scenario.h"
 
 namespace attnprof::scenario {
 
-static std::uint32_t fnv1a32(const std::vector<int>& lens) {
-  std::uint32_t h = 2166136261u;
-  for (int len : lens) {
-    for (char c : fmt::format("{},", len)) {
-      h ^= static_cast<unsigned char>(c);
-      h *= 16777619u;
-    }
-  }
+// The lengths as "l0,l1,...," hashed: the case key's "varlen.<hash>".
+static std::uint32_t lengths_hash(const std::vector<int>& lens) {
+  std::uint32_t h = core::kFnv32Basis;
+  for (int len : lens) h = core::fnv1a32(fmt::format("{},", len), h);
   return h;
 }
 
@@ -27,7 +24,7 @@ std::string case_key(const core::Case& c) {
                           : fmt::format("b{}-q{}-kv{}", c.batch, c.q_len, c.kv_len);
   // Variable lengths by a hash of the lengths themselves: an explicit list and a distribution
   // that draws the same lengths are the same case.
-  if (!c.seq_lens.empty()) shape += fmt::format("-varlen.{:08x}", fnv1a32(c.seq_lens));
+  if (!c.seq_lens.empty()) shape += fmt::format("-varlen.{:08x}", lengths_hash(c.seq_lens));
   shape += fmt::format("-{}", core::to_string(c.dtype));
   switch (c.mask) {
     case core::MaskKind::sliding_window:

@@ -522,9 +522,9 @@ class Loader {
     const Node* kv_len = get("kv_len");
     const Node* q_len = get("q_len");
     if (const Node* p = get("phase")) {
-      auto s = read_choice(*p, "phase", {"prefill", "decode"}, d);
+      auto s = read_choice(*p, "phase", core::names_of(core::kPhaseNames), d);
       if (!s) return;
-      c.phase = *s == "decode" ? core::Phase::decode : core::Phase::prefill;
+      c.phase = *core::parse_phase(*s);
     } else if (workload == "decode" || workload == "prefill") {
       c.phase = workload == "decode" ? core::Phase::decode : core::Phase::prefill;
     } else {
@@ -532,11 +532,8 @@ class Loader {
     }
 
     if (const Node* l = get("level")) {
-      auto s = read_choice(*l, "level", {"kernel", "block", "layer"}, d);
-      if (s)
-        c.level = *s == "kernel"  ? core::Level::kernel
-                  : *s == "block" ? core::Level::block
-                                  : core::Level::layer;
+      auto s = read_choice(*l, "level", core::names_of(core::kLevelNames), d);
+      if (s) c.level = *core::parse_level(*s);
     }
     const Node* batch = get("batch");
     if (batch)
@@ -580,7 +577,7 @@ class Loader {
                           c.model.name, c.model.max_positions));
 
     if (const Node* t = get("dtype")) {
-      auto s = read_choice(*t, "dtype", {"fp32", "fp16", "bf16"}, d);
+      auto s = read_choice(*t, "dtype", core::names_of(core::kDTypeNames), d);
       if (s) c.dtype = *core::parse_dtype(*s);
     }
     read_mask(ctx, get, c, loc);
@@ -661,8 +658,7 @@ class Loader {
     const Node* w = get("window");
     const Node* f = get("mask_file");
     if (m) {
-      auto s =
-          read_choice(*m, "mask", {"none", "causal", "padding", "sliding_window", "custom"}, d);
+      auto s = read_choice(*m, "mask", core::names_of(core::kMaskNames), d);
       if (!s) return;
       c.mask = *core::parse_mask(*s);
     }

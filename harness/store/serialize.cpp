@@ -101,18 +101,6 @@ void within(std::string_view outer, Read&& read) {
   }
 }
 
-std::optional<core::Phase> parse_phase(std::string_view s) {
-  for (auto p : {core::Phase::prefill, core::Phase::decode})
-    if (s == core::to_string(p)) return p;
-  return std::nullopt;
-}
-
-std::optional<core::Level> parse_level(std::string_view s) {
-  for (auto l : {core::Level::kernel, core::Level::block, core::Level::layer})
-    if (s == core::to_string(l)) return l;
-  return std::nullopt;
-}
-
 // The object at j[key], or an error if j[key] is something else; null when absent.
 const json* object_at(const json& j, const char* key) {
   if (!j.contains(key)) return nullptr;
@@ -220,8 +208,8 @@ core::Case case_from_json(const json& j) {
       get(g, "mlp_hidden", c.model.mlp_hidden);
       get(g, "norm", c.model.norm);
     });
-  c.phase = parse_enum(j, "phase", c.phase, parse_phase);
-  c.level = parse_enum(j, "level", c.level, parse_level);
+  c.phase = parse_enum(j, "phase", c.phase, core::parse_phase);
+  c.level = parse_enum(j, "level", c.level, core::parse_level);
   get(j, "batch", c.batch);
   get(j, "q_len", c.q_len);
   get(j, "kv_len", c.kv_len);

@@ -1,11 +1,11 @@
-// The two clocks the measurement stage reads: steady (budgets, durations) and the epoch (a
-// sample's timestamp). One definition for the engine and the GPU timer.
+// The two clocks every stage reads: steady (budgets, durations) and the epoch (a sample's
+// timestamp, when a run or an annotation was made). The one definition.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 
-namespace attnprof::measure {
+namespace attnprof::core {
 
 inline std::int64_t steady_ns() {
   using namespace std::chrono;
@@ -17,4 +17,4 @@ inline std::int64_t epoch_ns() {
   return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-}  // namespace attnprof::measure
+}  // namespace attnprof::core
