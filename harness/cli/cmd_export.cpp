@@ -20,9 +20,7 @@ Action setup_export(CLI::App& sub) {
   auto o = std::make_shared<Opts>();
   add_db_option(sub, o->db);
   sub.add_option("-o,--output", o->output, "File to write (default: stdout)");
-  sub.add_option("--branch", o->filter.branch, "Only runs on this branch");
-  sub.add_option("--since", o->filter.since, "Runs started at or after (YYYY-MM-DD or Nd)");
-  sub.add_option("--env", o->filter.env, "Environment fingerprint (prefix)");
+  add_run_filters(sub, o->filter);  // the same --branch, --since, --until, --env as history
   return [o] {
     auto f = to_filter(o->filter);
     store::RunFilter rf{f.branch, f.env_fingerprint, f.since_ns, f.until_ns, false};

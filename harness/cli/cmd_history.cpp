@@ -2,26 +2,30 @@
 // JSON. Also home of the history filter options that trend and changes share.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/core/clock.h"
 #include "harness/store/history.h"
 #include "harness/store/render.h"
 #include "harness/util/error.h"
 
 namespace attnprof::cli {
 
+void add_run_filters(CLI::App& sub, HistoryFilterText& f) {
+  sub.add_option("--branch", f.branch, "Only runs on this branch");
+  sub.add_option("--since", f.since, "Runs started at or after: YYYY-MM-DD[THH:MM[:SS]] or Nd");
+  sub.add_option("--until", f.until, "Runs started at or before: YYYY-MM-DD[THH:MM[:SS]] or Nd");
+  sub.add_option("--env", f.env, "Environment fingerprint (prefix)");
+}
+
 void add_history_filters(CLI::App& sub, HistoryFilterText& f) {
   sub.add_option("--kernel", f.kernel, "Only this kernel (e.g. sdpa.flash)");
   sub.add_option("--metric", f.metric,
                  "Metric name or glob (default summary.median_ns; also summary.* fields and the "
                  "run's named metrics, e.g. throughput.tflops)");
-  sub.add_option("--branch", f.branch, "Only runs on this branch");
   sub.add_option("--commits", f.commits, "Commit range A..B (prefixes; either end may be empty)");
-  sub.add_option("--since", f.since, "Runs started at or after: YYYY-MM-DD[THH:MM[:SS]] or Nd");
-  sub.add_option("--until", f.until, "Runs started at or before: YYYY-MM-DD[THH:MM[:SS]] or Nd");
-  sub.add_option("--env", f.env, "Environment fingerprint (prefix)");
+  add_run_filters(sub, f);
   sub.add_option("--last", f.last, "Only the newest N runs of each case");
 }
 
@@ -41,9 +45,7 @@ store::HistoryFilter to_filter(const HistoryFilterText& t) {
     f.commit_from = t.commits.substr(0, dots);
     f.commit_to = t.commits.substr(dots + 2);
   }
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+  const std::int64_t now = core::epoch_ns();
   auto time = [&](const std::string& text, const char* flag) -> std::optional<std::int64_t> {
     if (text.empty()) return std::nullopt;
     auto v = store::parse_time(text, now);

@@ -3,10 +3,10 @@
 // named by an annotation always stay.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/core/clock.h"
 #include "harness/store/database.h"
 #include "harness/store/render.h"
 
@@ -29,9 +29,7 @@ Action setup_prune(CLI::App& sub) {
     store::PrunePolicy p;
     p.keep_last = o->keep_last;
     if (o->older_than_days) {
-      const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+      const auto now = core::epoch_ns();
       p.older_than_ns = now - static_cast<std::int64_t>(*o->older_than_days * 86400e9);
     }
     p.dry_run = o->dry_run;

@@ -8,12 +8,12 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <set>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
+#include "harness/core/clock.h"
 #include "harness/env/environment.h"
 #include "harness/report/progress.h"
 #include "harness/report/results.h"
@@ -42,12 +42,6 @@ struct RunArgs {
   double case_timeout_s = 0;
   RunMetadata meta;
 };
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::vector<std::string> worker_args(const RunArgs& a) {
   std::vector<std::string> out;
@@ -121,7 +115,7 @@ int run(const RunArgs& a) {
                before - cases.size(), before, cases.size());
   } else {
     a.meta.fill(run);
-    run.started_ns = now_ns();
+    run.started_ns = core::epoch_ns();
     run.env = run_environment(described.env, {}, cases.front());
     id = db.begin_run(run);
   }
@@ -146,7 +140,7 @@ int run(const RunArgs& a) {
   }
   progress.done();
   run.id = id;
-  run.ended_ns = now_ns();
+  run.ended_ns = core::epoch_ns();
   run.status = "complete";
   const core::Case& first = done.empty() ? cases.front() : done.front().spec;
   run.env = run_environment(env, done, first);

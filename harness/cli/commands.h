@@ -38,6 +38,8 @@ struct HistoryFilterText {
   std::string case_glob, kernel, metric, branch, commits, since, until, env;
   std::optional<int> last;
 };
+// --branch, --since, --until, --env: which runs (export, and history's own filters).
+void add_run_filters(CLI::App& sub, HistoryFilterText& filter);
 void add_history_filters(CLI::App& sub, HistoryFilterText& filter);
 store::HistoryFilter to_filter(const HistoryFilterText& filter);  // util::InputError if bad
 store::Format parse_format_option(const std::string& text);
