@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <regex>
 
+#include "harness/util/format.h"
+
 namespace attnprof::report {
 
 namespace {
@@ -42,17 +44,7 @@ std::size_t display_width(const std::string& s) {
 }
 
 std::string one_line(const std::string& text, std::size_t cap) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
+  std::string out = util::collapse_whitespace(text);
   if (cap > 0 && display_width(out) > cap) {
     out.resize(byte_offset(out, cap - 1));
     while (!out.empty() && out.back() == ' ') out.pop_back();

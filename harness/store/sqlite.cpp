@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "harness/util/error.h"
+#include "harness/util/format.h"
 
 namespace attnprof::store::sql {
 
@@ -10,16 +11,7 @@ namespace {
 
 // SQL statements span lines; a message quoting one must stay on one line.
 std::string one_line(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    const bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
-    if (!space)
-      out += c;
-    else if (!out.empty() && out.back() != ' ')
-      out += ' ';
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
+  return util::collapse_whitespace(s);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@ namespace attnprof::util {
 
 // A value quoted in a message may hold a newline (a YAML block scalar, a JSON string): written
 // raw it would split the diagnostic into lines that no longer start with file:line:col.
-static std::string one_line(std::string_view s) {
+static std::string escape_controls(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (unsigned char c : s) {
@@ -25,7 +25,7 @@ static std::string one_line(std::string_view s) {
 }
 
 std::string Diagnostic::to_string() const {
-  const std::string f = one_line(file), m = one_line(message);
+  const std::string f = escape_controls(file), m = escape_controls(message);
   if (line <= 0) return fmt::format("{}: {}", f, m);
   if (col <= 0) return fmt::format("{}:{}: {}", f, line, m);
   return fmt::format("{}:{}:{}: {}", f, line, col, m);

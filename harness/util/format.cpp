@@ -20,4 +20,19 @@ std::string format_duration(double ns) {
   return three(ns / 1e9, "s");
 }
 
+std::string collapse_whitespace(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace attnprof::util
