@@ -37,7 +37,7 @@ Action setup_report(CLI::App& sub) {
     auto db = store::Database::open(o->db, store::Database::Mode::read_only);
     std::string what;
     if (!o->case_key.empty()) {
-      report::CaseHistory h = report::load_case_history(db, o->case_key, o->branch, o->env);
+      store::CaseHistory h = store::case_history(db, o->case_key, o->branch, o->env);
       report::write_file(o->html, report::html_history(h));
       what = fmt::format("history of {} ({} runs, {} change points)", o->case_key, h.points.size(),
                          h.changes.size());

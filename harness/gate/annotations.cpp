@@ -1,7 +1,6 @@
 #include "harness/gate/annotations.h"
 
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <cctype>
 #include <map>
@@ -10,10 +9,6 @@
 #include "harness/util/error.h"
 
 namespace attnprof::gate {
-
-bool glob_match(const std::string& glob, const std::string& text) {
-  return fnmatch(glob.c_str(), text.c_str(), 0) == 0;
-}
 
 bool applies(const store::Annotation& a, const std::vector<std::string>& case_keys,
              const std::string& run_id, const std::string& branch, const std::string& fingerprint) {

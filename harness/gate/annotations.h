@@ -17,11 +17,11 @@
 #include "harness/core/types.h"
 #include "harness/gate/compare.h"
 #include "harness/store/database.h"
+#include "harness/util/glob.h"
 
 namespace attnprof::gate {
 
-// fnmatch(3) without flags: `*` crosses `/`, as SQLite's GLOB does in history queries.
-bool glob_match(const std::string& glob, const std::string& text);
+using util::glob_match;  // util/glob.h: `*` crosses `/`
 
 // Whether `a` applies to the case (key plus aliases) in a run with this id, branch and
 // environment fingerprint.

@@ -9,6 +9,8 @@
 
 #include "harness/gate/annotations.h"
 #include "harness/report/format.h"
+#include "harness/report/html_page.h"
+#include "harness/report/svg_plot.h"
 #include "harness/store/history.h"
 #include "harness/util/error.h"
 #include "harness/util/format.h"
@@ -16,159 +18,13 @@
 namespace attnprof::report {
 namespace {
 
-std::string esc(const std::string& s) {
-  return xml_escape(s);
-}
-
-std::string date(std::int64_t ns) {
-  if (ns <= 0) return "";
-  std::time_t t = static_cast<std::time_t>(ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-  return buf;
-}
-
-std::string dur(double ns) {
-  return ns > 0 ? util::format_duration(ns) : "";
-}
-
-const char* kStyle = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1180px;
- color:#1f2328;padding:0 16px}
-h1{font-size:22px}h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin-bottom:4px}
-table{border-collapse:collapse;margin:8px 0;font-size:13px}
-th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
-.regression,.failed,.missing{background:#ffebe9}.improvement{background:#dafbe1}
-.inconclusive{background:#fff8c5}.accepted,.ignored,.new{background:#f6f8fa}
-.muted{color:#656d76}.note{border-left:4px solid #d4a72c;padding:4px 12px;background:#fff8c5}
-svg{background:#fff;border:1px solid #d0d7de;margin:8px 0}
-svg text{font:11px system-ui,sans-serif;fill:#1f2328}
-details{margin:6px 0}summary{cursor:pointer}
-)";
-
-std::string page(const std::string& title, const std::string& body) {
-  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
-         esc(title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<h1>" +
-         esc(title) + "</h1>\n" + body + "</body>\n</html>\n";
-}
-
-std::string table(const std::vector<std::string>& header,
-                  const std::vector<std::vector<std::string>>& rows,
-                  const std::vector<std::string>& row_classes = {}) {
-  std::string o = "<table>\n<tr>";
-  for (const auto& h : header) o += "<th>" + esc(h) + "</th>";
-  o += "</tr>\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    o += i < row_classes.size() && !row_classes[i].empty()
-             ? "<tr class=\"" + esc(row_classes[i]) + "\">"
-             : std::string("<tr>");
-    for (const auto& cell : rows[i]) {
-      o += (numeric(cell) ? "<td class=\"n\">" : "<td>") + esc(cell) + "</td>";
-    }
-    o += "</tr>\n";
-  }
-  return o + "</table>\n";
-}
-
-// ---- charts ---------------------------------------------------------------------------------
-
-// Tick values for [lo, hi]: 1-2-5 steps on a linear axis, powers of ten on a log axis.
-std::vector<double> ticks(double lo, double hi, bool log) {
-  std::vector<double> t;
-  if (log) {
-    for (double p = std::floor(std::log10(lo)); p <= std::ceil(std::log10(hi)); ++p)
-      if (const double v = std::pow(10.0, p); v >= lo * 0.999 && v <= hi * 1.001) t.push_back(v);
-    return t;
-  }
-  const double raw = (hi - lo) / 5;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (raw <= m * mag) {
-      step = m * mag;
-      break;
-    }
-  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) t.push_back(v);
-  return t;
-}
-
-// A plot area with two axes mapped to pixels, drawn into one <svg>.
-class Plot {
- public:
-  struct Axis {
-    double lo = 0, hi = 1;
-    bool log = false;
-    std::string label;
-  };
-  Plot(Axis x, Axis y, int width = 760, int height = 300)
-      : m_x(x), m_y(y), m_w(width), m_h(height) {
-    for (Axis* a : {&m_x, &m_y}) {
-      if (a->log) {
-        a->lo = std::max(a->lo, 1e-12);
-        a->hi = std::max(a->hi, a->lo * 10);
-      }
-      if (!(a->hi > a->lo)) a->hi = a->lo + (a->lo != 0 ? std::abs(a->lo) * 0.1 : 1);
-    }
-  }
-  double px(double x) const { return kLeft + frac(m_x, x) * (m_w - kLeft - kRight); }
-  double py(double y) const { return m_h - kBottom - frac(m_y, y) * (m_h - kTop - kBottom); }
-  void add(const std::string& element) { m_body += element + "\n"; }
-  // Axes with ticks labelled by `fx` and `fy`, then the elements added so far.
-  template <class FX, class FY>
-  std::string svg(const std::string& title, FX fx, FY fy) const {
-    std::string s = fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"{0}\" height=\"{1}\" "
-        "viewBox=\"0 0 {0} {1}\"><title>{2}</title>\n",
-        m_w, m_h, esc(title));
-    const double x0 = kLeft, x1 = m_w - kRight, y0 = m_h - kBottom, y1 = kTop;
-    for (double t : ticks(m_x.lo, m_x.hi, m_x.log))
-      s += fmt::format(
-          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#eaeef2\"/>"
-          "<text x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
-          px(t), y0, y1, y0 + 14, esc(fx(t)));
-    for (double t : ticks(m_y.lo, m_y.hi, m_y.log))
-      s += fmt::format(
-          "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#eaeef2\"/>"
-          "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-          x0, py(t), x1, x0 - 4, py(t) + 4, esc(fy(t)));
-    s += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
-        "stroke=\"#8c959f\"/>\n",
-        x0, y1, x1 - x0, y0 - y1);
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                     (x0 + x1) / 2, m_h - 4, esc(m_x.label));
-    s += fmt::format(
-        "<text x=\"12\" y=\"{:.1f}\" text-anchor=\"middle\" "
-        "transform=\"rotate(-90 12 {:.1f})\">{}</text>\n",
-        (y0 + y1) / 2, (y0 + y1) / 2, esc(m_y.label));
-    return s + m_body + "</svg>\n";
-  }
-
- private:
-  static constexpr double kLeft = 72, kRight = 16, kTop = 12, kBottom = 40;
-  static double frac(const Axis& a, double v) {
-    if (a.log) {
-      v = std::max(v, a.lo);
-      return (std::log10(v) - std::log10(a.lo)) / (std::log10(a.hi) - std::log10(a.lo));
-    }
-    return (v - a.lo) / (a.hi - a.lo);
-  }
-  Axis m_x, m_y;
-  int m_w, m_h;
-  std::string m_body;
-};
-
-std::string number_label(double v) {
-  if (v == 0) return "0";
-  const double a = std::abs(v);
-  if (a >= 1000 || a < 0.01) return fmt::format("{:.0e}", v);
-  return fmt::format("{:g}", v);
-}
+using html::date;
+using html::dur;
+using html::esc;
+using html::page;
+using html::table;
+using svg::number_label;
+using svg::Plot;
 
 struct RooflinePoint {
   std::string label;
@@ -437,46 +293,7 @@ std::string html_gate(const GateReport& r) {
               body);
 }
 
-CaseHistory load_case_history(store::Database& db, const std::string& key,
-                              const std::string& branch, const std::string& env) {
-  CaseHistory h;
-  h.key = key;
-  store::HistoryFilter f;
-  f.case_glob = key;
-  f.metric = "summary.*";
-  f.branch = branch;
-  f.env_fingerprint = env;
-  std::vector<store::HistoryRow> rows = store::history(db, f);
-  if (rows.empty())
-    throw util::InputError(util::Diagnostic{
-        "--case", 0, 0,
-        fmt::format("no stored history for \"{}\"{}", key, branch.empty() ? "" : " on " + branch)});
-  // One environment: the one asked for, else the newest run's (never mix machines).
-  const auto newest = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return a.started_ns < b.started_ns;
-  });
-  h.env_fingerprint = newest->env_fingerprint;
-  std::map<std::pair<std::int64_t, std::string>, HistoryPoint> by_run;
-  for (const auto& row : rows) {
-    if (row.env_fingerprint != h.env_fingerprint) continue;
-    HistoryPoint& p = by_run[{row.started_ns, row.run_id}];
-    p.run_id = row.run_id, p.commit = row.git_commit, p.branch = row.git_branch;
-    p.started_ns = row.started_ns;
-    if (row.metric == "summary.median_ns") p.median_ns = row.value;
-    if (row.metric == "summary.ci_low_ns") p.ci_low_ns = row.value;
-    if (row.metric == "summary.ci_high_ns") p.ci_high_ns = row.value;
-  }
-  for (auto& [k, p] : by_run) h.points.push_back(p);
-  f.metric = "summary.median_ns";
-  f.env_fingerprint = h.env_fingerprint;
-  for (auto& c : store::find_changes(db, f))
-    if (c.case_key == key) h.changes.push_back(c);
-  for (const auto& a : db.annotations())
-    if (gate::glob_match(a.case_glob, key)) h.annotations.push_back(a);
-  return h;
-}
-
-std::string html_history(const CaseHistory& h) {
+std::string html_history(const store::CaseHistory& h) {
   std::string body =
       fmt::format("<p>Case <code>{}</code> in environment <code>{}</code>: {} run(s).</p>\n",
                   esc(h.key), esc(h.env_fingerprint), h.points.size());

@@ -15,36 +15,14 @@
 
 #include "harness/core/types.h"
 #include "harness/report/verdicts.h"
-#include "harness/store/changes.h"
-#include "harness/store/database.h"
+#include "harness/store/case_history.h"
 
 namespace attnprof::report {
 
 std::string html_gate(const GateReport& report);
 std::string html_run(const core::Run& run);
 
-struct HistoryPoint {
-  std::string run_id, commit, branch;
-  std::int64_t started_ns = 0;
-  double median_ns = 0, ci_low_ns = 0, ci_high_ns = 0;  // interval 0: not recorded
-};
-
-// One case's history in one environment, oldest first.
-struct CaseHistory {
-  std::string key, env_fingerprint;
-  std::vector<HistoryPoint> points;
-  std::vector<store::CaseChange> changes;  // point.index indexes `points`
-  std::vector<store::Annotation> annotations;
-};
-
-// From the database: the case's medians and their intervals on `branch` (empty: any) in the
-// environment whose fingerprint starts with `env` (empty: the newest run's environment), its
-// change points and the annotations whose glob matches it. util::InputError when the case has
-// no history there.
-CaseHistory load_case_history(store::Database& db, const std::string& key,
-                              const std::string& branch = {}, const std::string& env = {});
-
-std::string html_history(const CaseHistory& history);
+std::string html_history(const store::CaseHistory& history);  // store::case_history
 
 // The device peaks a case was judged against, from its roofline metrics (achieved / fraction
 // of peak); 0 where unknown.

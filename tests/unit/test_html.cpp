@@ -103,7 +103,7 @@ TEST_SUITE("report::html") {
     a.author = "dev";
     db.add_annotation(a);
     const std::string key = "m/prefill/b1-s128-fp32-none/cpu.naive";
-    report::CaseHistory h = report::load_case_history(db, key);
+    store::CaseHistory h = store::case_history(db, key);
     REQUIRE(h.points.size() == 12);
     CHECK(h.points[0].commit == "c00");
     CHECK(h.points[11].ci_high_ns == 1510);
@@ -116,6 +116,6 @@ TEST_SUITE("report::html") {
     CHECK(count(html, "class=\"change\"") == 1);
     CHECK(html.find("change +50.0% between c05 and c06") != std::string::npos);
     CHECK(html.find("<title>accept: new tiling (dev)</title>") != std::string::npos);
-    CHECK_THROWS_AS(report::load_case_history(db, "no/such/case"), util::InputError);
+    CHECK_THROWS_AS(store::case_history(db, "no/such/case"), util::InputError);
   }
 }

@@ -1,0 +1,34 @@
+// One case's history as a report draws it: its medians and intervals over runs in one
+// environment, its change points and the annotations that apply to it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/store/changes.h"
+#include "harness/store/database.h"
+
+namespace attnprof::store {
+
+struct HistoryPoint {
+  std::string run_id, commit, branch;
+  std::int64_t started_ns = 0;
+  double median_ns = 0, ci_low_ns = 0, ci_high_ns = 0;  // interval 0: not recorded
+};
+
+// One case's history in one environment, oldest first: what `attnprof report --case` draws.
+struct CaseHistory {
+  std::string key, env_fingerprint;
+  std::vector<HistoryPoint> points;
+  std::vector<CaseChange> changes;  // point.index indexes `points`
+  std::vector<Annotation> annotations;
+};
+
+// The case's medians and their intervals on `branch` (empty: any) in the environment whose
+// fingerprint starts with `env` (empty: the newest run's environment), its change points and
+// the annotations whose glob matches it. util::InputError when the case has no history there.
+CaseHistory case_history(Database& db, const std::string& key, const std::string& branch = {},
+                         const std::string& env = {});
+
+}  // namespace attnprof::store
