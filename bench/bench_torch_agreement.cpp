@@ -13,10 +13,10 @@
 #include <algorithm>
 #include <chrono>
 
-#include "harness/env/probe.h"
-#include "harness/kernel/registry.h"
-#include "harness/runner/runner.h"
-#include "harness/runner/workload.h"
+#include "worker/env/probe.h"
+#include "worker/kernel/registry.h"
+#include "worker/runner/runner.h"
+#include "worker/runner/workload.h"
 #include "harness/scenario/scenario.h"
 
 using namespace attnprof;

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/kernel/registry.h"
+#include "worker/kernel/registry.h"
 
 using namespace attnprof;
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "harness/measure/engine.h"
-#include "harness/runner/timers.h"
+#include "worker/runner/timers.h"
 
 #ifdef ATTNPROF_HAVE_CUDA
 #include <ATen/cuda/CUDAContext.h>

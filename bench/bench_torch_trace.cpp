@@ -25,7 +25,7 @@
 #endif
 
 #include "harness/costmatrix/cost_matrix.h"
-#include "harness/trace/tracer.h"
+#include "worker/trace/tracer.h"
 #include "harness/util/allocator.h"
 
 using namespace attnprof;

@@ -19,7 +19,7 @@ version and the module's spec. A package at its path whose key matches is left a
 from the cache ($ATTNPROF_HOME/aoti/<key>.pt2) is copied there; else it is made (about a minute
 per package on two cores) and cached.
 
-The modules compute what harness/runner/workload.cpp computes, in the same order:
+The modules compute what worker/runner/workload.cpp computes, in the same order:
   kernel: (q, k, v[, mask]) -> O                    q [B, Hq, Sq, D], k, v [B, Hkv, Sk, D]
   block:  (x, wqkv, wo, k_cache, v_cache[, mask]) -> out [B, Sq, hidden]
   layer:  (x, wqkv, wo, k_cache, v_cache, norm1, norm2, w1, w2[, w3][, mask]) -> out

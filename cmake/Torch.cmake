@@ -174,7 +174,7 @@ if(ATTNPROF_TORCH_PCH)
 endif()
 
 # attnprof_use_torch_pch(TARGET): TARGET's C++ files start from the precompiled LibTorch header.
-# Worth it where files include <ATen/ATen.h> (directly or through harness/kernel/registry.h and
+# Worth it where files include <ATen/ATen.h> (directly or through worker/kernel/registry.h and
 # the runner's headers): measured side by side, such a file compiles about 4x faster with it;
 # a file that includes only light LibTorch headers, or none, is slower with it (loading the
 # header costs more than it saves): give such files the source property

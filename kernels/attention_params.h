@@ -1,6 +1,6 @@
 // The one parameter struct every attnprof attention kernel takes (CPU and CUDA alike), and the
 // masking rules they all share. Raw pointers and shapes only: no LibTorch, so kernels/cuda's
-// .cu files and kernels/cpu build without it, and harness/kernel/variants adapt tensors to it.
+// .cu files and kernels/cpu build without it, and worker/kernel/variants adapt tensors to it.
 //
 // Layout: q [B, Hq, Sq, D], k and v [B, Hkv, Sk, D], o [B, Hq, Sq, D] ("BHSD"), with the head
 // dimension contiguous and the other strides given in elements (set_contiguous_bhsd() fills

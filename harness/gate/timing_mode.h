@@ -4,7 +4,7 @@
 // events include), so a case whose mode changed between baseline and run is reported as
 // "timed differently", never as a regression or an improvement.
 //
-//   "cpu.wall"           CPU: wall clock around the call (harness/runner/timers.cpp)
+//   "cpu.wall"           CPU: wall clock around the call (worker/runner/timers.cpp)
 //   "cuda.<calls>.<time>"  GPU (harness/measure/device_timer.h):
 //       <calls>  "cold"    single calls, L2 flushed        (metric measure.graph_batch == 0)
 //                "graph"   CUDA-graph batches, warm        (measure.graph_batch > 0)

@@ -2,7 +2,7 @@
 // ci/aoti-package.sh from torch.export) as "aoti:PATH.pt2". What attnprof, which links no
 // LibTorch, needs of them: where the file is, and how a case calls one (which inputs, whether
 // causal masking is the is_causal flag, the scale). The worker's side, which loads and runs the
-// package, is harness/kernel/variants/aoti.cpp.
+// package, is worker/kernel/variants/aoti.cpp.
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // How a GPU case's samples are taken, apart from the GPU. DeviceTimer holds the decisions, in
 // nvbench's manner (measure_cold, measure_cupti, blocking_kernel, l2flush); the device work is
-// done by parts behind the small interfaces below. harness/runner/cuda_parts.h makes the CUDA
+// done by parts behind the small interfaces below. worker/runner/cuda_parts.h makes the CUDA
 // ones; tests/unit/test_device_timer.cpp gives fakes that feed scripted timings, so every mode
 // decision and fallback is tested without a GPU.
 //

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "harness/trace/counters.h"
+#include "worker/trace/counters.h"
 #include "harness/util/error.h"
 
 using namespace attnprof;

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "harness/trace/cupti_records.h"
+#include "worker/trace/cupti_records.h"
 
 using namespace attnprof;
 

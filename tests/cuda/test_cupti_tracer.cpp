@@ -3,7 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 
-#include "harness/trace/cupti_tracer.h"
+#include "worker/trace/cupti_tracer.h"
 
 using namespace attnprof;
 

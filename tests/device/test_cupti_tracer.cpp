@@ -5,8 +5,8 @@
 
 #include "harness/costmatrix/cost_matrix.h"
 #include "harness/costmatrix/table.h"
-#include "harness/trace/counters.h"
-#include "harness/trace/tracer.h"
+#include "worker/trace/counters.h"
+#include "worker/trace/tracer.h"
 #include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;

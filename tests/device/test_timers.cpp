@@ -1,4 +1,4 @@
-// The CUDA timer on a GPU (harness/runner/timers.h) and the kernels it uses
+// The CUDA timer on a GPU (worker/runner/timers.h) and the kernels it uses
 // (kernels/cuda/blocking.h): the blocking kernel holds a stream until released and gives up on
 // its timeout; CUPTI and event durations of a kernel of known length agree; graph-batched
 // samples of a 10 us kernel match single cold samples; launch overhead stays outside the sample;
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "harness/measure/engine.h"
-#include "harness/runner/timers.h"
-#include "harness/trace/cupti_tracer.h"
+#include "worker/runner/timers.h"
+#include "worker/trace/cupti_tracer.h"
 #include "kernels/cuda/blocking.h"
 #include "tests/device/device_test.h"
 #include "tests/torch/torch_doctest.h"

@@ -1,5 +1,5 @@
 // A user's attention kernel as a TORCH_LIBRARY op: plain matmul-softmax-matmul, with GQA and a
-// bottom-right causal mask, in the calling convention of harness/kernel/plugin.h. Beside it, the
+// bottom-right causal mask, in the calling convention of worker/kernel/plugin.h. Beside it, the
 // kernels a harness must survive and measure: one that crashes its process, one that never
 // returns, and SDPA plus a known extra fraction of work (a planted slowdown for attnprof ab).
 #include <ATen/ATen.h>

@@ -6,13 +6,13 @@
 #include <fstream>
 #include <memory>
 
-#include "harness/env/probe.h"
+#include "worker/env/probe.h"
 #include "harness/kernel/names.h"
-#include "harness/kernel/registry.h"
-#include "harness/kernel/variants/variants.h"
-#include "harness/runner/check.h"
-#include "harness/runner/runner.h"
-#include "harness/runner/workload.h"
+#include "worker/kernel/registry.h"
+#include "worker/kernel/variants/variants.h"
+#include "worker/runner/check.h"
+#include "worker/runner/runner.h"
+#include "worker/runner/workload.h"
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
 #include "tests/torch/torch_doctest.h"

@@ -1,7 +1,7 @@
 // Users' kernels as plugins: load a TORCH_LIBRARY shared library and run its op as a variant.
-#include "harness/kernel/plugin.h"
-#include "harness/runner/check.h"
-#include "harness/runner/workload.h"
+#include "worker/kernel/plugin.h"
+#include "worker/runner/check.h"
+#include "worker/runner/workload.h"
 #include "harness/util/error.h"
 #include "tests/torch/torch_doctest.h"
 

@@ -1,4 +1,4 @@
-// The CPU timer of harness/runner/timers.h. The GPU timer's decisions are tested without a GPU
+// The CPU timer of worker/runner/timers.h. The GPU timer's decisions are tested without a GPU
 // in tests/unit (test_device_time.cpp, test_device_timer.cpp); tests/device/test_timers.cpp runs
 // it on a GPU.
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "harness/runner/timers.h"
+#include "worker/runner/timers.h"
 
 using namespace attnprof;
 

@@ -1,4 +1,4 @@
-// The traced pass (harness/runner/traced_pass.h) on the CPU: a pass whose calls ran in another
+// The traced pass (worker/runner/traced_pass.h) on the CPU: a pass whose calls ran in another
 // state of the machine than the timed samples is traced again; where no pass agrees, the
 // nearest is kept, and trace.call_over_median says how far it is. Each pass comes after as many
 // untraced calls, and trace.overhead is the kept pass's median call over theirs. A pass of 4
@@ -7,8 +7,8 @@
 #include <chrono>
 #include <thread>
 
-#include "harness/env/probe.h"
-#include "harness/runner/traced_pass.h"
+#include "worker/env/probe.h"
+#include "worker/runner/traced_pass.h"
 #include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;

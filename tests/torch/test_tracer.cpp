@@ -9,14 +9,14 @@
 #include <thread>
 
 #include "harness/costmatrix/cost_matrix.h"
-#include "harness/trace/tracer.h"
+#include "worker/trace/tracer.h"
 #include "tests/torch/torch_doctest.h"
 
 #ifdef ATTNPROF_HAVE_CUPTI
 #include <cstring>
 #include <mutex>
 
-#include "harness/trace/cupti_tracer.h"
+#include "worker/trace/cupti_tracer.h"
 #endif
 
 using namespace attnprof;

@@ -17,7 +17,7 @@ namespace {
 
 const std::string data = std::string(ATTNPROF_TEST_DATA) + "/scenarios/";
 
-// The registry names the runner will have (harness/kernel), for did-you-mean and globs.
+// The registry names the runner will have (worker/kernel), for did-you-mean and globs.
 scenario::LoadOptions registry() {
   return {{"sdpa.auto", "sdpa.math", "sdpa.flash", "sdpa.efficient", "sdpa.cudnn", "eager",
            "cpu.naive", "cpu.flash", "cuda.naive", "cuda.flash", "cuda.decode", "cuda.varlen"}};

@@ -1,0 +1,142 @@
+#include "worker/runner/traced_pass.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <vector>
+
+#include "harness/costmatrix/cost_matrix.h"
+#include "harness/costmatrix/perfetto.h"
+#include "harness/costmatrix/roofline.h"
+#include "worker/kernel/registry.h"
+#include "worker/runner/workload.h"
+#include "worker/trace/tracer.h"
+#include "harness/util/error.h"
+
+namespace attnprof::runner {
+
+namespace {
+
+// The median of `calls` untraced calls of work, each timed alone by the steady clock, taken as
+// a pass's median call is.
+double median_untraced_call_ns(const std::function<at::Tensor()>& work, int calls) {
+  std::vector<double> walls;
+  for (int i = 0; i < calls; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    walls.push_back(
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  return costmatrix::median_call_ns(std::move(walls));
+}
+
+}  // namespace
+
+void traced_pass(const core::Case& c, const env::Description& env,
+                 const std::function<at::Tensor()>& work, core::CaseResult& r,
+                 const TraceOptions& options) {
+  const bool cuda = c.hardware.device.rfind("cuda", 0) == 0;
+  trace::Options opts;
+  std::string why_not;
+  opts.device = cuda && trace::device_tracing_available(&why_not);
+  opts.hardware_counters = options.hardware_counters && opts.device;
+  opts.calls = c.measure.trace_calls;
+  // One untraced call first: whatever the first call after the timed samples does once (a
+  // workspace, a cache) is not what the matrix should show.
+  work();
+  // On the CPU, a pass that ran in another state of the machine than the samples (its median
+  // call beyond costmatrix::kStateFactor of the measured median) is traced again, up to
+  // kPasses passes; where none agrees, the nearest is kept. trace.call_over_median says how far
+  // the kept pass's median call (tracer included) is from the measured median: on calls of a
+  // few microseconds the tracer's own cost alone goes beyond the factor, so this is a figure to
+  // read, not a failure. On a GPU the calls' wall time is not the device time the samples are,
+  // so there is one pass.
+  //
+  // On the CPU each pass comes right after as many untraced calls, timed the same way (wall time
+  // per call): trace.overhead is the kept pass's median call over theirs, what tracing added to
+  // the calls the matrix shows, measured side by side in time, so a change of the machine's
+  // state between the samples and the pass does not enter it.
+  constexpr int kPasses = 3;
+  const double median = r.summary.median_ns;
+  trace::Trace t;
+  int passes = 0;
+  double off = 0;            // |log(pass median call / measured median)| of the kept pass
+  double kept_untraced = 0;  // the median of the untraced calls before it
+  for (bool agreed = false; !agreed && passes < (cuda ? 1 : kPasses);) {
+    const double untraced = cuda ? 0 : median_untraced_call_ns(work, opts.calls);
+    trace::Trace pass = trace::record([&] { work(); }, opts);
+    ++passes;
+    const double call = costmatrix::median_call_ns(pass);
+    agreed = cuda || costmatrix::same_state(call, median);
+    const double distance = call > 0 && median > 0 ? std::abs(std::log(call / median)) : 0;
+    if (passes == 1 || agreed || distance < off) {
+      t = std::move(pass);
+      off = distance;
+      kept_untraced = untraced;
+    }
+  }
+  r.metrics["trace.passes"] = passes;
+  const double kept_call = costmatrix::median_call_ns(t);
+  if (!cuda && median > 0 && kept_call > 0) r.metrics["trace.call_over_median"] = kept_call / median;
+  if (!cuda && kept_untraced > 0 && kept_call > 0)
+    r.metrics["trace.overhead"] = kept_call / kept_untraced;
+  r.cost = costmatrix::build(t);
+  r.metrics["trace.calls"] = t.calls;
+  const auto kept = costmatrix::kept_calls(t);
+  r.metrics["trace.calls_kept"] =
+      kept.empty() ? t.calls : static_cast<double>(std::count(kept.begin(), kept.end(), true));
+  // The outermost rows' CPU total per call: what the traced calls cost, to set beside the median.
+  double call_ns = 0;
+  for (const auto& row : r.cost)
+    if (row.parent.empty() && row.op != costmatrix::kNoOp) call_ns += row.cpu_total_ns;
+  r.metrics["trace.call_cpu_ns"] = call_ns;
+  for (const auto& [device, bytes] : t.peak_bytes)
+    r.metrics["memory.peak_bytes." + device] = double(bytes);
+  for (const auto& [name, value] : t.counters) r.metrics["counters." + name] = value;
+  for (const auto& note : t.notes)
+    if (note.rfind("hardware counters", 0) == 0)
+      r.message += (r.message.empty() ? "" : "; ") + note;
+  if (!options.perfetto_dir.empty()) {
+    std::string name = c.key;
+    for (char& ch : name)
+      if (ch == '/') ch = '_';
+    const std::string path = options.perfetto_dir + "/" + name + ".json";
+    std::ofstream out(path);
+    if (!(out << costmatrix::perfetto_json(t)))
+      throw util::EnvironmentError(path + ": cannot write the Perfetto trace");
+  }
+
+  double peak_gbps = c.hardware.peak_gbps.value_or(0);
+  double peak_tflops = c.hardware.peak_tflops.value_or(0);
+  if (cuda) {
+    const int index = std::max<int>(0, device_of(c).index());
+    if (index < static_cast<int>(env.devices.size())) {
+      const auto& dev = env.devices[index];
+      if (peak_gbps <= 0) peak_gbps = dev.peak_gbps;
+      if (peak_tflops <= 0) peak_tflops = env::peak_tflops(dev, c.dtype);
+    }
+  }
+  if (c.level == core::Level::kernel) {
+    // The time is the measured median, not the traced calls (they carry the tracer's cost); the
+    // trace gives only the device's busy share of its window, which the launch rule needs.
+    costmatrix::RooflineInput in;
+    in.flops = kernel::attention_flops(c);
+    in.bytes = kernel::attention_bytes(c);
+    in.seconds = r.summary.median_ns * 1e-9;
+    in.peak_tflops = peak_tflops;
+    in.peak_gbps = peak_gbps;
+    if (!t.device.empty()) {
+      in.busy_ns = costmatrix::device_busy_ns(t);
+      in.wall_ns = costmatrix::wall_ns(t);
+    }
+    const costmatrix::Roofline roof = costmatrix::classify(in);
+    for (const auto& [k, v] : costmatrix::metrics(roof)) r.metrics.try_emplace("roofline." + k, v);
+    if (!roof.bound.empty()) r.metrics[costmatrix::bound_metric(roof.bound)] = 1;
+  } else if (options.attention_share) {
+    r.metrics["attention.share"] = costmatrix::share_of(t, attention_scope(c.kernel));
+  }
+}
+
+}  // namespace attnprof::runner

@@ -1,0 +1,43 @@
+// Turns a core::Case into tensors: q, k, v (seeded, so every run of a case sees the same data),
+// the "may attend" mask its mask kind implies, per-sequence lengths, and for block/layer cases
+// the projection and MLP weights around the kernel.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+
+#include "harness/core/types.h"
+#include "worker/kernel/registry.h"
+
+namespace attnprof::runner {
+
+at::Device device_of(const core::Case& c);
+at::ScalarType scalar_type_of(core::DType d);
+
+// q, k, v and mask for the attention kernel itself.
+kernel::Inputs make_inputs(const core::Case& c);
+
+// Boolean [B, 1, Sq, Sk] "may attend" mask for a case (true = keep), or an undefined tensor
+// when none is needed (no mask, or a causal prefill that is_causal expresses exactly).
+at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device device);
+
+// The name of the user scope around each kernel call: "attnprof::<variant>".
+std::string attention_scope(std::string_view variant);
+
+// The block's or layer's input and weights (seeded: base seed + 1 for the weights, + 2 for x),
+// with the kernel's k and v as the K/V cache and its mask.
+kernel::BlockInputs make_block_inputs(const core::Case& c, const kernel::Inputs& in);
+
+// The case's block or layer computed by the harness in fp32 with sdpa.math: what a variant
+// that replaces the workload (kernel::replaces_workload) is checked against.
+at::Tensor reference_workload(const core::Case& c, const kernel::Inputs& in);
+
+// What one timed call runs: the kernel alone, or the attention block (QKV projection, kernel,
+// output projection), or the whole transformer layer (norms, attention block, MLP), per the
+// case's level; or, for a variant that replaces the workload, that variant's one call. Owns
+// its weights and inputs.
+std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Variant& v,
+                                          const kernel::Inputs& in);
+
+}  // namespace attnprof::runner
