@@ -1,22 +1,18 @@
 // attnprof run [SCENARIO...]: load and validate the scenarios (the embedded smoke suite when
-// none is given), run every case (check, measure, trace) in attnprof-worker, and store each case
-// in the SQLite history as it finishes. The run is "incomplete" until its last case is stored:
-// a run killed half-way keeps what it finished, and `--resume RUN` runs only what it lacks.
-// A worker that crashes, hangs past the case's deadline or reports a poisoned CUDA context ends
-// that case as an error; a fresh worker runs the next.
+// none is given), then the run session (session/run_session.h: every case checked, measured and
+// traced in attnprof-worker, each stored as it finishes; `--resume RUN` runs what a killed run
+// lacks), then the results table. A worker that crashes, hangs past the case's deadline or
+// reports a poisoned CUDA context ends that case as an error; a fresh worker runs the next.
 #include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
-#include <set>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
-#include "harness/core/clock.h"
-#include "harness/env/environment.h"
-#include "harness/report/progress.h"
 #include "harness/report/results.h"
+#include "harness/session/run_session.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 #include "harness/worker/supervisor.h"
@@ -54,20 +50,6 @@ std::vector<std::string> worker_args(const RunArgs& a) {
   return out;
 }
 
-// The run's environment is the device of its cases (a suite targets one kind of hardware), with
-// the CPU thread count the cases actually ran with.
-core::Environment run_environment(env::Description env, const std::vector<core::CaseResult>& done,
-                                  const core::Case& first) {
-  std::set<int> threads;
-  for (const auto& r : done)
-    if (r.status == core::CaseStatus::ok) threads.insert(r.spec.hardware.threads);
-  if (threads.size() == 1) env.torch_threads = *threads.begin();
-  core::Environment e =
-      env::fingerprint_for(env, first.hardware.device, first.hardware.clock_policy);
-  if (threads.size() > 1 && e.fields.count("cpu.threads")) e.fields["cpu.threads"] = "mixed";
-  return e;
-}
-
 int run(const RunArgs& a) {
   if (!a.sort.empty()) sort_or_bad_input({}, a.sort, 1);  // a bad key fails before the run
   worker::Supervisor sup(worker::Spawn{
@@ -84,68 +66,16 @@ int run(const RunArgs& a) {
   if (!a.perfetto_dir.empty() && mkdir(a.perfetto_dir.c_str(), 0777) != 0 && errno != EEXIST)
     throw util::EnvironmentError(fmt::format("{}: cannot create the Perfetto folder: {}",
                                              a.perfetto_dir, std::strerror(errno)));
-
-  core::Run run;
-  std::string id;
-  std::vector<core::CaseResult> done;
+  session::OpenRun open;
   if (!a.resume.empty()) {
-    const auto ref =
-        a.resume == "latest" ? db.latest_incomplete_run() : std::optional<std::string>(a.resume);
-    auto stored = ref ? db.load_run(*ref) : std::nullopt;
-    if (!stored)
-      throw util::InputError(util::Diagnostic{
-          "--resume", 0, 0,
-          a.resume == "latest" ? fmt::format("{} holds no incomplete run to resume", a.db)
-                               : fmt::format("no run \"{}\" in {}", a.resume, a.db)});
-    if (stored->status != "incomplete")
-      throw util::InputError(util::Diagnostic{
-          "--resume", 0, 0,
-          fmt::format("run {} is {}, not incomplete", stored->id, stored->status)});
-    run = *stored;
-    id = run.id;
-    std::set<std::string> have;
-    for (auto& r : run.cases) {
-      have.insert(r.spec.key);
-      done.push_back(std::move(r));
-    }
-    run.cases.clear();
-    const std::size_t before = cases.size();
-    std::erase_if(cases, [&](const core::Case& c) { return have.count(c.key) > 0; });
-    fmt::print("attnprof: resuming run {}: {} of {} case(s) stored, {} to run\n", id,
-               before - cases.size(), before, cases.size());
+    open = session::resume_run(db, a.resume, cases);
   } else {
-    a.meta.fill(run);
-    run.started_ns = core::epoch_ns();
-    run.env = run_environment(described.env, {}, cases.front());
-    id = db.begin_run(run);
+    core::Run fresh;
+    a.meta.fill(fresh);
+    open = session::begin_run(db, std::move(fresh), described.env, cases.front());
   }
-
-  const auto& env = described.env;
-  fmt::print("attnprof: {} case(s); {}\n", cases.size(),
-             env.devices.empty() ? "CPU only (" + env.cuda_status + ")"
-                                 : fmt::format("{} CUDA device(s)", env.devices.size()));
-  std::fflush(stdout);
-  report::Progress progress(static_cast<int>(cases.size()));
-  for (const core::Case& c : cases) {
-    progress.start(c.key);
-    core::CaseResult r = sup.run_case(c, !a.no_trace, worker::case_timeout(c, a.case_timeout_s));
-    // The worker's own output before the case's line, never inside it.
-    for (const auto& l : sup.take_stderr()) progress.message("  worker: " + l);
-    progress.finish(c.key, r.status == core::CaseStatus::ok
-                               ? fmt::format("ok ({} samples)", r.summary.n)
-                               : fmt::format("{}: {}", core::to_string(r.status),
-                                             r.message.substr(0, r.message.find('\n'))));
-    db.write_case(id, r);
-    done.push_back(std::move(r));
-  }
-  progress.done();
-  run.id = id;
-  run.ended_ns = core::epoch_ns();
-  run.status = "complete";
-  const core::Case& first = done.empty() ? cases.front() : done.front().spec;
-  run.env = run_environment(env, done, first);
-  db.finish_run(id, run.ended_ns, run.env);
-  run.cases = std::move(done);
+  const core::Run run =
+      session::run_cases(db, sup, std::move(open), cases, {!a.no_trace, a.case_timeout_s});
 
   fmt::print("\n{}", report::results_table(run));
   for (const auto& r : run.cases) {
@@ -154,16 +84,9 @@ int run(const RunArgs& a) {
   }
   if (a.cost_rows <= 0)
     fmt::print("\ncost matrices: attnprof show {} --case KEY (or run --cost-rows N)\n",
-               id.substr(0, 8));
-  fmt::print("\n{}\nrun {} stored in {}\n", report::status_counts(run), id, a.db);
-
-  bool failed = false, errored = false;
-  for (const auto& r : run.cases) {
-    failed |= r.status == core::CaseStatus::failed;
-    errored |= r.status == core::CaseStatus::error;
-  }
-  if (failed) return util::exit_gate_failed;
-  return errored ? util::exit_environment : util::exit_pass;
+               run.id.substr(0, 8));
+  fmt::print("\n{}\nrun {} stored in {}\n", report::status_counts(run), run.id, a.db);
+  return session::run_exit_code(run);
 }
 
 }  // namespace

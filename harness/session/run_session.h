@@ -1,0 +1,51 @@
+// The session of `attnprof run`: a stored run begun (or an incomplete one resumed), every case
+// run on a supervised worker and stored as it finishes, then the run finished. The run is
+// "incomplete" until its last case is stored, so a run killed half-way keeps what it finished
+// and a resume runs only what it lacks. The command line (cli/cmd_run.cpp) parses, calls this,
+// and prints.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+#include "harness/env/environment.h"
+#include "harness/store/database.h"
+#include "harness/worker/supervisor.h"
+
+namespace attnprof::session {
+
+// A run under way: the stored run (id set) and the cases it already holds.
+struct OpenRun {
+  core::Run run;
+  std::vector<core::CaseResult> done;
+};
+
+// Stores `run` (its metadata filled by the caller) as a new incomplete run, its environment
+// that of the machine for the suite's first case.
+OpenRun begin_run(store::Database& db, core::Run run, const env::Description& env,
+                  const core::Case& first);
+
+// The incomplete run `ref` ("latest" or a run id) of `db`, and `cases` less the ones it holds.
+// util::InputError (naming --resume) when there is none, or it is not incomplete.
+OpenRun resume_run(store::Database& db, const std::string& ref, std::vector<core::Case>& cases);
+
+struct CaseOptions {
+  bool trace = true;
+  double case_timeout_s = 0;  // 0: each case's own deadline (worker::case_timeout)
+};
+
+// Runs `cases` on `worker`, one at a time, with a progress line; stores each as it finishes,
+// then finishes the run. Returns the whole run, the resumed cases first.
+core::Run run_cases(store::Database& db, worker::Supervisor& worker, OpenRun open,
+                    const std::vector<core::Case>& cases, const CaseOptions& options);
+
+// The run's environment: the device of its cases (a suite targets one kind of hardware), with
+// the CPU thread count the cases actually ran with ("mixed" when they differ).
+core::Environment run_environment(env::Description env, const std::vector<core::CaseResult>& done,
+                                  const core::Case& first);
+
+// The run's exit code: 1 when a case failed its check, 3 when one ended in an error, else 0.
+int run_exit_code(const core::Run& run);
+
+}  // namespace attnprof::session
