@@ -87,6 +87,17 @@ struct AliasRef {
 
 using Axes = std::vector<std::pair<std::string, std::vector<const Node*>>>;
 
+// The values one case of a matrix is built from: its own value of each axis, else the
+// workload's effective key (the top-level defaults merged with the workload's own).
+struct CaseValues {
+  const Node& eff;
+  const std::map<std::string, const Node*>& chosen;
+  const Node* operator()(const std::string& k) const {
+    auto it = chosen.find(k);
+    return it != chosen.end() ? it->second : eff.find(k);
+  }
+};
+
 // Two values of an axis that are equal as values ("128" and "0128" as numbers) share this.
 std::string value_identity(const std::string& s) {
   if (auto v = parse_number(s)) return fmt::format("#{}", *v == 0 ? 0.0 : *v);
@@ -423,14 +434,15 @@ class Loader {
 
   void expand_matrix(const SuiteCtx& ctx, const std::string& workload, const Node& eff,
                      const core::SourceLoc& loc, const std::vector<const Node*>& excludes) {
-    // Settings that are not axes are read once per matrix.
+    // Settings that are not axes are read once per matrix, into what its cases share.
     Diags& d = m_diags;
-    core::Hardware hw;
-    core::MeasureSettings ms;
-    core::GateSettings gs;
-    if (const Node* n = eff.find("hardware")) hw = read_hardware(*n, d);
-    if (const Node* n = eff.find("measure")) ms = read_measure(*n, d);
-    if (const Node* n = eff.find("gate")) gs = read_gate(*n, d);
+    core::Case shared;
+    shared.suite = ctx.name;
+    shared.workload = workload;
+    shared.loc = loc;
+    if (const Node* n = eff.find("hardware")) shared.hardware = read_hardware(*n, d);
+    if (const Node* n = eff.find("measure")) shared.measure = read_measure(*n, d);
+    if (const Node* n = eff.find("gate")) shared.gate = read_gate(*n, d);
 
     Axes axes;
     for (const auto& key : axis_keys) {
@@ -465,7 +477,7 @@ class Loader {
       chosen.clear();
       for (std::size_t a = 0; a < axes.size(); ++a) chosen[axes[a].first] = axes[a].second[idx[a]];
       if (!index.exclude(idx, exclude_used, m_exclude_checks))
-        build_case(ctx, workload, eff, chosen, hw, ms, gs, loc);
+        build_case(ctx, shared, CaseValues{eff, chosen});
       // Odometer: the last axis varies fastest.
       for (std::size_t a = axes.size(); a-- > 0;) {
         if (++idx[a] < axes[a].second.size()) break;
@@ -476,61 +488,14 @@ class Loader {
       if (!exclude_used[e]) d.error(excludes[e]->loc, "exclude entry matches no case");
   }
 
-  void build_case(const SuiteCtx& ctx, const std::string& workload, const Node& eff,
-                  const std::map<std::string, const Node*>& chosen, const core::Hardware& hw,
-                  const core::MeasureSettings& ms, const core::GateSettings& gs,
-                  const core::SourceLoc& loc) {
+  // One case of a matrix: `c` holds what the matrix's cases share; the values read here are
+  // checked, and a case with any error is reported and left out.
+  void build_case(const SuiteCtx& ctx, core::Case c, const CaseValues& get) {
     Diags& d = m_diags;
-    auto get = [&](const std::string& k) -> const Node* {
-      auto it = chosen.find(k);
-      return it != chosen.end() ? it->second : eff.find(k);
-    };
     const std::size_t errors_before = d.count();
-    core::Case c;
-    c.suite = ctx.name;
-    c.workload = workload;
-    c.loc = loc;
-    c.hardware = hw;
-    c.measure = ms;
-    c.gate = gs;
     c.kernel = get("kernels")->scalar;
-
-    // Model.
-    if (const Node* m = get("model")) {
-      const core::Geometry* g = nullptr;
-      for (const auto& x : ctx.models)
-        if (x.name == m->scalar) g = &x;
-      if (!g) g = find_model(m->scalar);
-      if (g) {
-        c.model = *g;
-      } else {
-        std::vector<std::string> names;
-        for (const auto& x : ctx.models) names.push_back(x.name);
-        for (const auto& x : model_presets()) names.push_back(x.name);
-        d.error(m->loc,
-                fmt::format("unknown model \"{}\"{}", m->scalar, did_you_mean(m->scalar, names)));
-        return;
-      }
-    } else {
-      d.error(loc, "no model: set model: in the workload or at the top level");
-      return;
-    }
-
-    // Phase: given, else the workload's name when that is a phase, else decode when only a
-    // KV length is given.
-    const Node* seq_len = get("seq_len");
-    const Node* kv_len = get("kv_len");
-    const Node* q_len = get("q_len");
-    if (const Node* p = get("phase")) {
-      auto s = read_choice(*p, "phase", core::names_of(core::kPhaseNames), d);
-      if (!s) return;
-      c.phase = *core::parse_phase(*s);
-    } else if (workload == "decode" || workload == "prefill") {
-      c.phase = workload == "decode" ? core::Phase::decode : core::Phase::prefill;
-    } else {
-      c.phase = kv_len && !seq_len ? core::Phase::decode : core::Phase::prefill;
-    }
-
+    if (!read_model(ctx, get("model"), c)) return;
+    if (!read_phase(get, c)) return;
     if (const Node* l = get("level")) {
       auto s = read_choice(*l, "level", core::names_of(core::kLevelNames), d);
       if (s) c.level = *core::parse_level(*s);
@@ -539,8 +504,77 @@ class Loader {
     if (batch)
       if (auto v = read_int(*batch, "batch", 1, 1 << 20, d)) c.batch = static_cast<int>(*v);
 
-    // Sequence lengths.
-    const Node* len_node = nullptr;  // where the attended length was set, for messages
+    const Node* len_node = read_lengths(get, c);  // where the attended length was set
+    if (const Node* sl = get("seq_lens")) read_seq_lens(*sl, batch, c, len_node);
+    if (c.phase == core::Phase::prefill && c.q_len == 0 && d.count() == errors_before)
+      d.error(c.loc, "prefill needs seq_len");
+    if (c.model.max_positions > 0 && c.kv_len > c.model.max_positions)
+      d.error(len_node ? len_node->loc : c.loc,
+              fmt::format("{} {} exceeds the maximum positions of {} ({})",
+                          c.phase == core::Phase::prefill ? "seq_len" : "kv_len", c.kv_len,
+                          c.model.name, c.model.max_positions));
+
+    if (const Node* t = get("dtype")) {
+      auto s = read_choice(*t, "dtype", core::names_of(core::kDTypeNames), d);
+      if (s) c.dtype = *core::parse_dtype(*s);
+    }
+    read_mask(ctx, get, c, c.loc);
+    if (const Node* s = get("scale")) c.scale = read_positive(*s, "scale", d);
+    if (const Node* s = get("seed"))
+      if (auto v = read_int(*s, "seed", 0, std::numeric_limits<long long>::max(), d))
+        c.seed = static_cast<std::uint64_t>(*v);
+
+    if (d.count() != errors_before) return;
+    c.key = case_key(c);
+    m_cases.push_back(std::move(c));
+  }
+
+  // The scenario's own models first, then the presets; false (reported) when none is named or
+  // the name is unknown.
+  bool read_model(const SuiteCtx& ctx, const Node* m, core::Case& c) {
+    if (!m) {
+      m_diags.error(c.loc, "no model: set model: in the workload or at the top level");
+      return false;
+    }
+    const core::Geometry* g = nullptr;
+    for (const auto& x : ctx.models)
+      if (x.name == m->scalar) g = &x;
+    if (!g) g = find_model(m->scalar);
+    if (g) {
+      c.model = *g;
+      return true;
+    }
+    std::vector<std::string> names;
+    for (const auto& x : ctx.models) names.push_back(x.name);
+    for (const auto& x : model_presets()) names.push_back(x.name);
+    m_diags.error(m->loc,
+                  fmt::format("unknown model \"{}\"{}", m->scalar, did_you_mean(m->scalar, names)));
+    return false;
+  }
+
+  // Phase: given, else the workload's name when that is a phase, else decode when only a KV
+  // length is given. False (reported) for a phase: that is not one.
+  bool read_phase(const CaseValues& get, core::Case& c) {
+    if (const Node* p = get("phase")) {
+      auto s = read_choice(*p, "phase", core::names_of(core::kPhaseNames), m_diags);
+      if (!s) return false;
+      c.phase = *core::parse_phase(*s);
+    } else if (c.workload == "decode" || c.workload == "prefill") {
+      c.phase = c.workload == "decode" ? core::Phase::decode : core::Phase::prefill;
+    } else {
+      c.phase = get("kv_len") && !get("seq_len") ? core::Phase::decode : core::Phase::prefill;
+    }
+    return true;
+  }
+
+  // Sequence lengths: seq_len for prefill, kv_len and q_len for decode; a key of the other phase
+  // is an error. Returns the node that set the attended length (for messages), or null.
+  const Node* read_lengths(const CaseValues& get, core::Case& c) {
+    Diags& d = m_diags;
+    const Node* seq_len = get("seq_len");
+    const Node* kv_len = get("kv_len");
+    const Node* q_len = get("q_len");
+    const Node* len_node = nullptr;
     if (c.phase == core::Phase::prefill) {
       if (kv_len)
         d.error(kv_len->loc, "kv_len applies to decode workloads (prefill attends over seq_len)");
@@ -551,44 +585,22 @@ class Loader {
           c.q_len = c.kv_len = static_cast<int>(*v);
         len_node = seq_len;
       }
+      return len_node;
+    }
+    if (seq_len)
+      d.error(seq_len->loc, "seq_len applies to prefill workloads (decode uses kv_len and q_len)");
+    if (kv_len) {
+      if (auto v = read_int(*kv_len, "kv_len", 1, max_len, d)) c.kv_len = static_cast<int>(*v);
+      len_node = kv_len;
     } else {
-      if (seq_len)
-        d.error(seq_len->loc,
-                "seq_len applies to prefill workloads (decode uses kv_len and q_len)");
-      if (kv_len) {
-        if (auto v = read_int(*kv_len, "kv_len", 1, max_len, d)) c.kv_len = static_cast<int>(*v);
-        len_node = kv_len;
-      } else {
-        d.error(loc, "decode needs kv_len (the length of the KV cache)");
-      }
-      c.q_len = 1;
-      if (q_len)
-        if (auto v = read_int(*q_len, "q_len", 1, max_len, d)) c.q_len = static_cast<int>(*v);
-      if (c.kv_len > 0 && c.q_len > c.kv_len)
-        d.error(q_len->loc, fmt::format("q_len {} exceeds kv_len {}", c.q_len, c.kv_len));
+      d.error(c.loc, "decode needs kv_len (the length of the KV cache)");
     }
-    if (const Node* sl = get("seq_lens")) read_seq_lens(*sl, batch, c, len_node);
-    if (c.phase == core::Phase::prefill && c.q_len == 0 && d.count() == errors_before)
-      d.error(loc, "prefill needs seq_len");
-    if (c.model.max_positions > 0 && c.kv_len > c.model.max_positions)
-      d.error(len_node ? len_node->loc : loc,
-              fmt::format("{} {} exceeds the maximum positions of {} ({})",
-                          c.phase == core::Phase::prefill ? "seq_len" : "kv_len", c.kv_len,
-                          c.model.name, c.model.max_positions));
-
-    if (const Node* t = get("dtype")) {
-      auto s = read_choice(*t, "dtype", core::names_of(core::kDTypeNames), d);
-      if (s) c.dtype = *core::parse_dtype(*s);
-    }
-    read_mask(ctx, get, c, loc);
-    if (const Node* s = get("scale")) c.scale = read_positive(*s, "scale", d);
-    if (const Node* s = get("seed"))
-      if (auto v = read_int(*s, "seed", 0, std::numeric_limits<long long>::max(), d))
-        c.seed = static_cast<std::uint64_t>(*v);
-
-    if (d.count() != errors_before) return;
-    c.key = case_key(c);
-    m_cases.push_back(std::move(c));
+    c.q_len = 1;
+    if (q_len)
+      if (auto v = read_int(*q_len, "q_len", 1, max_len, d)) c.q_len = static_cast<int>(*v);
+    if (c.kv_len > 0 && c.q_len > c.kv_len)
+      d.error(q_len->loc, fmt::format("q_len {} exceeds kv_len {}", c.q_len, c.kv_len));
+    return len_node;
   }
 
   // seq_lens: an explicit list (one length per sequence; batch defaults to its size) or a
@@ -651,8 +663,8 @@ class Loader {
           lo + static_cast<long long>(splitmix64(state) % static_cast<std::uint64_t>(hi - lo + 1)));
   }
 
-  template <class Get>
-  void read_mask(const SuiteCtx& ctx, Get& get, core::Case& c, const core::SourceLoc& loc) {
+  void read_mask(const SuiteCtx& ctx, const CaseValues& get, core::Case& c,
+                 const core::SourceLoc& loc) {
     Diags& d = m_diags;
     const Node* m = get("mask");
     const Node* w = get("window");
