@@ -47,7 +47,8 @@ Kept kept(const trace::Trace& t) {
     return k;
   }
   k.calls = static_cast<int>(std::count(k.call.begin(), k.call.end(), true));
-  for (std::size_t i = 0; i < t.ops.size(); ++i) k.op[i] = k.call[trace::call_of(t, t.ops[i].start_ns)];
+  for (std::size_t i = 0; i < t.ops.size(); ++i)
+    k.op[i] = k.call[trace::call_of(t, t.ops[i].start_ns)];
   return k;
 }
 
@@ -55,6 +56,124 @@ struct RowAcc {
   core::CostRow row;
   std::map<std::string, std::pair<int, double>> kernels;  // name -> launches, ns
 };
+
+// A row's identity: op name, input shapes, enclosing op's name.
+using RowKey = std::tuple<std::string, std::string, std::string>;
+using RowAccs = std::map<RowKey, RowAcc>;
+
+bool has_op(const trace::Trace& t, std::int64_t op) {
+  return op >= 0 && static_cast<std::size_t>(op) < t.ops.size();
+}
+
+std::string parent_name(const trace::Trace& t, const trace::OpEvent& op) {
+  return has_op(t, op.parent) ? t.ops[op.parent].name : std::string();
+}
+
+RowKey key_of(const trace::Trace& t, const trace::OpEvent& op) {
+  return {op.name, op.input_shapes, parent_name(t, op)};
+}
+
+// Per op, over the kept calls: the CPU time of its children and the device time it launched
+// itself (self) and with its descendants (total); and the device time no op claimed.
+struct OpTimes {
+  std::vector<double> children_cpu, device_self, device_total;
+  double unclaimed_device = 0;
+};
+
+OpTimes op_times(const trace::Trace& t, const Kept& keep) {
+  const std::size_t n = t.ops.size();
+  OpTimes o;
+  o.children_cpu.assign(n, 0.0);
+  o.device_self.assign(n, 0.0);
+  o.device_total.assign(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& op = t.ops[i];
+    if (has_op(t, op.parent)) o.children_cpu[op.parent] += op_ns(op);
+  }
+  for (const auto& d : t.device) {
+    if (!keep.device(t, d)) continue;
+    const double ns = duration(d.start_ns, d.end_ns);
+    if (!has_op(t, d.op)) {
+      o.unclaimed_device += ns;
+      continue;
+    }
+    o.device_self[d.op] += ns;
+    // Every ancestor's inclusive device time includes it. The walk is bounded by n so a
+    // malformed parent chain cannot loop forever.
+    std::int64_t a = d.op;
+    for (std::size_t steps = 0; has_op(t, a) && steps <= n; ++steps) {
+      o.device_total[a] += ns;
+      a = t.ops[a].parent;
+    }
+  }
+  return o;
+}
+
+// The kept ops' calls and times, summed into their rows.
+void add_ops(const trace::Trace& t, const Kept& keep, const OpTimes& times, RowAccs& acc) {
+  for (std::size_t i = 0; i < t.ops.size(); ++i) {
+    if (!keep.op[i]) continue;
+    const auto& op = t.ops[i];
+    auto& r = acc[key_of(t, op)].row;
+    if (r.calls == 0) {
+      r.op = op.name;
+      r.input_shapes = op.input_shapes;
+      r.input_dtypes = op.input_dtypes;
+      r.parent = parent_name(t, op);
+    }
+    ++r.calls;
+    const double total = op_ns(op);
+    r.cpu_total_ns += total;
+    r.cpu_self_ns += std::max(0.0, total - times.children_cpu[i]);
+    r.device_self_ns += times.device_self[i];
+    r.device_total_ns += times.device_total[i];
+    r.bytes_allocated += op.bytes_allocated;
+    r.bytes_freed += op.bytes_freed;
+  }
+}
+
+// The kept device records' launches, copies and kernels, into the rows of the ops that launched
+// them; those no op claimed into the kNoOp row, which also gets their time.
+void add_device(const trace::Trace& t, const Kept& keep, double unclaimed_device, RowAccs& acc) {
+  for (const auto& d : t.device) {
+    if (!keep.device(t, d)) continue;
+    const bool claimed = has_op(t, d.op);
+    auto& a = claimed ? acc[key_of(t, t.ops[d.op])] : acc[{std::string(kNoOp), "", ""}];
+    if (!claimed && a.row.op.empty()) a.row.op = std::string(kNoOp);
+    if (d.kind == trace::DeviceKind::kernel)
+      ++a.row.launches;
+    else
+      ++a.row.copies;
+    auto& k = a.kernels[d.name];
+    ++k.first;
+    k.second += duration(d.start_ns, d.end_ns);
+  }
+  if (unclaimed_device > 0) {
+    auto& r = acc[{std::string(kNoOp), "", ""}].row;
+    r.device_self_ns = r.device_total_ns = unclaimed_device;
+  }
+}
+
+// A row's sums over `calls` calls as per-call figures, its kernels listed most time first.
+core::CostRow per_call_row(RowAcc& a, int calls) {
+  std::vector<std::tuple<std::string, int, double>> ks;
+  for (auto& [name, cn] : a.kernels) ks.emplace_back(name, cn.first, cn.second);
+  std::stable_sort(ks.begin(), ks.end(),
+                   [](const auto& x, const auto& y) { return std::get<2>(x) > std::get<2>(y); });
+  for (auto& [name, launched, ns] : ks) {
+    a.row.kernels.emplace_back(name, per_call(launched, calls));
+    a.row.kernel_ns.push_back(ns / calls);
+  }
+  auto& r = a.row;
+  r.calls = per_call(r.calls, calls);
+  r.launches = per_call(r.launches, calls);
+  r.copies = per_call(r.copies, calls);
+  for (double* ns : {&r.cpu_self_ns, &r.cpu_total_ns, &r.device_self_ns, &r.device_total_ns})
+    *ns /= calls;
+  r.bytes_allocated /= calls;
+  r.bytes_freed /= calls;
+  return std::move(a.row);
+}
 
 }  // namespace
 
@@ -66,7 +185,9 @@ std::vector<double> call_walls(const trace::Trace& t) {
   return wall;
 }
 
-double median_call_ns(const trace::Trace& t) { return median_call_ns(call_walls(t)); }
+double median_call_ns(const trace::Trace& t) {
+  return median_call_ns(call_walls(t));
+}
 
 double median_call_ns(std::vector<double> walls) {
   if (walls.empty()) return 0;
@@ -94,77 +215,10 @@ std::vector<bool> kept_calls(const trace::Trace& t) {
 
 std::vector<core::CostRow> build(const trace::Trace& t) {
   const Kept keep = kept(t);
-  const std::size_t n = t.ops.size();
-  std::vector<double> children_cpu(n, 0.0), device_self(n, 0.0), device_total(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto& op = t.ops[i];
-    if (op.parent >= 0 && static_cast<std::size_t>(op.parent) < n)
-      children_cpu[op.parent] += op_ns(op);
-  }
-  double unclaimed_device = 0;
-  for (const auto& d : t.device) {
-    if (!keep.device(t, d)) continue;
-    const double ns = duration(d.start_ns, d.end_ns);
-    if (d.op < 0 || static_cast<std::size_t>(d.op) >= n) {
-      unclaimed_device += ns;
-      continue;
-    }
-    device_self[d.op] += ns;
-    // Every ancestor's inclusive device time includes it. The walk is bounded by n so a
-    // malformed parent chain cannot loop forever.
-    std::int64_t a = d.op;
-    for (std::size_t steps = 0; a >= 0 && static_cast<std::size_t>(a) < n && steps <= n; ++steps) {
-      device_total[a] += ns;
-      a = t.ops[a].parent;
-    }
-  }
-
-  std::map<std::tuple<std::string, std::string, std::string>, RowAcc> acc;
-  auto parent_name = [&](const trace::OpEvent& op) -> std::string {
-    return op.parent >= 0 && static_cast<std::size_t>(op.parent) < n ? t.ops[op.parent].name
-                                                                     : std::string();
-  };
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!keep.op[i]) continue;
-    const auto& op = t.ops[i];
-    auto& a = acc[{op.name, op.input_shapes, parent_name(op)}];
-    auto& r = a.row;
-    if (r.calls == 0) {
-      r.op = op.name;
-      r.input_shapes = op.input_shapes;
-      r.input_dtypes = op.input_dtypes;
-      r.parent = parent_name(op);
-    }
-    ++r.calls;
-    const double total = op_ns(op);
-    r.cpu_total_ns += total;
-    r.cpu_self_ns += std::max(0.0, total - children_cpu[i]);
-    r.device_self_ns += device_self[i];
-    r.device_total_ns += device_total[i];
-    r.bytes_allocated += op.bytes_allocated;
-    r.bytes_freed += op.bytes_freed;
-  }
-  auto key_of = [&](std::int64_t op) {
-    const auto& o = t.ops[op];
-    return std::make_tuple(o.name, o.input_shapes, parent_name(o));
-  };
-  for (const auto& d : t.device) {
-    if (!keep.device(t, d)) continue;
-    const bool claimed = d.op >= 0 && static_cast<std::size_t>(d.op) < n;
-    auto& a = claimed ? acc[key_of(d.op)] : acc[{std::string(kNoOp), "", ""}];
-    if (!claimed && a.row.op.empty()) a.row.op = std::string(kNoOp);
-    if (d.kind == trace::DeviceKind::kernel)
-      ++a.row.launches;
-    else
-      ++a.row.copies;
-    auto& k = a.kernels[d.name];
-    ++k.first;
-    k.second += duration(d.start_ns, d.end_ns);
-  }
-  if (unclaimed_device > 0) {
-    auto& r = acc[{std::string(kNoOp), "", ""}].row;
-    r.device_self_ns = r.device_total_ns = unclaimed_device;
-  }
+  const OpTimes times = op_times(t, keep);
+  RowAccs acc;
+  add_ops(t, keep, times, acc);
+  add_device(t, keep, times.unclaimed_device, acc);
 
   const bool on_device = !t.device.empty();
   const int calls = std::max(1, keep.calls);
@@ -172,25 +226,8 @@ std::vector<core::CostRow> build(const trace::Trace& t) {
   rows.reserve(acc.size());
   double total_self = 0;
   for (auto& [key, a] : acc) {
-    // Kernels in the op, most time first.
-    std::vector<std::tuple<std::string, int, double>> ks;
-    for (auto& [name, cn] : a.kernels) ks.emplace_back(name, cn.first, cn.second);
-    std::stable_sort(ks.begin(), ks.end(),
-                     [](const auto& x, const auto& y) { return std::get<2>(x) > std::get<2>(y); });
-    for (auto& [name, launched, ns] : ks) {
-      a.row.kernels.emplace_back(name, per_call(launched, calls));
-      a.row.kernel_ns.push_back(ns / calls);
-    }
-    auto& r = a.row;
-    r.calls = per_call(r.calls, calls);
-    r.launches = per_call(r.launches, calls);
-    r.copies = per_call(r.copies, calls);
-    for (double* ns : {&r.cpu_self_ns, &r.cpu_total_ns, &r.device_self_ns, &r.device_total_ns})
-      *ns /= calls;
-    r.bytes_allocated /= calls;
-    r.bytes_freed /= calls;
-    total_self += on_device ? a.row.device_self_ns : a.row.cpu_self_ns;
-    rows.push_back(std::move(a.row));
+    rows.push_back(per_call_row(a, calls));
+    total_self += on_device ? rows.back().device_self_ns : rows.back().cpu_self_ns;
   }
   for (auto& r : rows)
     r.share = total_self > 0 ? (on_device ? r.device_self_ns : r.cpu_self_ns) / total_self : 0;
