@@ -188,6 +188,134 @@ std::string case_section(const core::CaseResult& c) {
   return s + "</details>\n";
 }
 
+// The history plot's vertical extent: the runs' medians and intervals, padded.
+struct HistoryRange {
+  double lo = 1e300, hi = 0, pad = 0;
+  double top() const { return hi + pad; }
+  double bottom() const { return std::max(0.0, lo - pad); }
+};
+
+HistoryRange history_range(const store::CaseHistory& h) {
+  HistoryRange r;
+  for (const auto& p : h.points) {
+    r.lo = std::min({r.lo, p.median_ns, p.ci_low_ns > 0 ? p.ci_low_ns : p.median_ns});
+    r.hi = std::max({r.hi, p.median_ns, p.ci_high_ns});
+  }
+  r.pad = std::max((r.hi - r.lo) * 0.1, r.hi * 0.01);
+  return r;
+}
+
+// Each run's median as a line and a point, over the band of its interval.
+void plot_history_runs(Plot& plot, const std::vector<store::HistoryPoint>& points) {
+  std::string band_top, band_bottom, line;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    band_top += fmt::format("{:.1f},{:.1f} ", plot.px(i),
+                            plot.py(p.ci_high_ns > 0 ? p.ci_high_ns : p.median_ns));
+    line += fmt::format("{:.1f},{:.1f} ", plot.px(i), plot.py(p.median_ns));
+  }
+  for (std::size_t i = points.size(); i-- > 0;) {
+    const auto& p = points[i];
+    band_bottom += fmt::format("{:.1f},{:.1f} ", plot.px(i),
+                               plot.py(p.ci_low_ns > 0 ? p.ci_low_ns : p.median_ns));
+  }
+  plot.add("<polygon class=\"band\" fill=\"#ddf4ff\" points=\"" + band_top + band_bottom +
+           "\"><title>confidence interval of each run's median</title></polygon>");
+  plot.add(
+      "<polyline class=\"series\" fill=\"none\" stroke=\"#0969da\" stroke-width=\"1.5\" "
+      "points=\"" +
+      line + "\"/>");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    plot.add(
+        fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#0969da\">"
+                    "<title>{} {} ({}): {}</title></circle>",
+                    plot.px(i), plot.py(p.median_ns), esc(date(p.started_ns)),
+                    esc(p.commit.substr(0, 12)), esc(p.branch), esc(dur(p.median_ns))));
+  }
+}
+
+// A dashed line between the runs on either side of each change point.
+void plot_history_changes(Plot& plot, const store::CaseHistory& h, const HistoryRange& r) {
+  for (const auto& c : h.changes) {
+    const double x = plot.px(c.point.index - 0.5);
+    plot.add(fmt::format(
+        "<line class=\"change\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" "
+        "stroke=\"#cf222e\" stroke-dasharray=\"4 3\"><title>change {3:+.1f}% between {4} and "
+        "{5}</title></line><text x=\"{6:.1f}\" y=\"{7:.1f}\" fill=\"#cf222e\">{3:+.1f}%</text>",
+        x, plot.py(r.top()), plot.py(r.bottom()), 100 * c.point.relative_change,
+        esc(c.commit_before.substr(0, 12)), esc(c.commit_after.substr(0, 12)), x + 3,
+        plot.py(r.top()) + 12));
+  }
+}
+
+// A marker under each annotation: at its run when it names one, else at the first run after it
+// was made; none when no run matches.
+void plot_history_annotations(Plot& plot, const store::CaseHistory& h, const HistoryRange& r) {
+  for (const auto& a : h.annotations) {
+    std::size_t at = h.points.size();
+    for (std::size_t i = 0; i < h.points.size(); ++i)
+      if (a.run_id.empty() ? h.points[i].started_ns >= a.created_ns
+                           : h.points[i].run_id == a.run_id) {
+        at = i;
+        break;
+      }
+    if (at == h.points.size()) continue;
+    const double x = plot.px(at), y = plot.py(r.lo - r.pad);
+    plot.add(
+        fmt::format("<path class=\"annotation\" d=\"M{:.1f},{:.1f} l-6,10 h12 z\" fill=\"#8250df\">"
+                    "<title>{}: {} ({})</title></path>",
+                    x, y - 12, store::to_string(a.kind), esc(a.reason), esc(a.author)));
+  }
+}
+
+// The case's runs oldest first, with its change points and annotations. Needs a run.
+std::string history_svg(const store::CaseHistory& h) {
+  const HistoryRange r = history_range(h);
+  const double n = std::max<double>(1, h.points.size() - 1);
+  Plot plot({0, n, false, "run (oldest first)"}, {r.bottom(), r.top(), false, "median"});
+  plot_history_runs(plot, h.points);
+  plot_history_changes(plot, h, r);
+  plot_history_annotations(plot, h, r);
+  return plot.svg(
+      "history of " + h.key, [](double v) { return fmt::format("{:g}", v + 1); },
+      [](double v) { return util::format_duration(v); });
+}
+
+std::string history_changes(const store::CaseHistory& h) {
+  std::vector<std::vector<std::string>> changes;
+  for (const auto& c : h.changes)
+    changes.push_back({fmt::format("{:+.2f}%", 100 * c.point.relative_change),
+                       dur(c.point.before_mean), dur(c.point.after_mean),
+                       c.commit_before.substr(0, 12) + ".." + c.commit_after.substr(0, 12),
+                       date(c.at_ns), fmt::format("{:.2g}", c.point.p_value)});
+  return "<h2>Change points</h2>\n" +
+         (changes.empty()
+              ? std::string("<p class=\"muted\">None found.</p>\n")
+              : table({"change", "before", "after", "commits", "first run after", "p"}, changes));
+}
+
+std::string history_annotations(const store::CaseHistory& h) {
+  std::vector<std::vector<std::string>> notes;
+  for (const auto& a : h.annotations)
+    notes.push_back({store::to_string(a.kind), a.case_glob, a.run_id.substr(0, 8), a.reason,
+                     a.author, date(a.created_ns)});
+  return "<h2>Annotations</h2>\n" +
+         (notes.empty() ? std::string("<p class=\"muted\">None.</p>\n")
+                        : table({"kind", "cases", "run", "reason", "author", "made"}, notes));
+}
+
+std::string history_runs(const store::CaseHistory& h) {
+  std::vector<std::vector<std::string>> runs;
+  for (auto it = h.points.rbegin(); it != h.points.rend(); ++it)
+    runs.push_back(
+        {date(it->started_ns), it->commit.substr(0, 12), it->branch, dur(it->median_ns),
+         it->ci_high_ns > 0 ? fmt::format("[{}, {}]", dur(it->ci_low_ns), dur(it->ci_high_ns)) : "",
+         it->run_id.substr(0, 8)});
+  return "<h2>Runs (newest first)</h2>\n" +
+         table({"started", "commit", "branch", "median", "CI", "run"}, runs);
+}
+
 }  // namespace
 
 Peaks case_peaks(const core::CaseResult& c) {
@@ -297,97 +425,8 @@ std::string html_history(const store::CaseHistory& h) {
   std::string body =
       fmt::format("<p>Case <code>{}</code> in environment <code>{}</code>: {} run(s).</p>\n",
                   esc(h.key), esc(h.env_fingerprint), h.points.size());
-  if (!h.points.empty()) {
-    double lo = 1e300, hi = 0;
-    for (const auto& p : h.points) {
-      lo = std::min({lo, p.median_ns, p.ci_low_ns > 0 ? p.ci_low_ns : p.median_ns});
-      hi = std::max({hi, p.median_ns, p.ci_high_ns});
-    }
-    const double pad = std::max((hi - lo) * 0.1, hi * 0.01);
-    const double n = std::max<double>(1, h.points.size() - 1);
-    Plot plot({0, n, false, "run (oldest first)"},
-              {std::max(0.0, lo - pad), hi + pad, false, "median"});
-    std::string band_top, band_bottom, line;
-    for (std::size_t i = 0; i < h.points.size(); ++i) {
-      const auto& p = h.points[i];
-      band_top += fmt::format("{:.1f},{:.1f} ", plot.px(i),
-                              plot.py(p.ci_high_ns > 0 ? p.ci_high_ns : p.median_ns));
-      line += fmt::format("{:.1f},{:.1f} ", plot.px(i), plot.py(p.median_ns));
-    }
-    for (std::size_t i = h.points.size(); i-- > 0;) {
-      const auto& p = h.points[i];
-      band_bottom += fmt::format("{:.1f},{:.1f} ", plot.px(i),
-                                 plot.py(p.ci_low_ns > 0 ? p.ci_low_ns : p.median_ns));
-    }
-    plot.add("<polygon class=\"band\" fill=\"#ddf4ff\" points=\"" + band_top + band_bottom +
-             "\"><title>confidence interval of each run's median</title></polygon>");
-    plot.add(
-        "<polyline class=\"series\" fill=\"none\" stroke=\"#0969da\" stroke-width=\"1.5\" "
-        "points=\"" +
-        line + "\"/>");
-    for (std::size_t i = 0; i < h.points.size(); ++i) {
-      const auto& p = h.points[i];
-      plot.add(fmt::format(
-          "<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#0969da\">"
-          "<title>{} {} ({}): {}</title></circle>",
-          plot.px(i), plot.py(p.median_ns), esc(date(p.started_ns)), esc(p.commit.substr(0, 12)),
-          esc(p.branch), esc(dur(p.median_ns))));
-    }
-    for (const auto& c : h.changes) {
-      const double x = plot.px(c.point.index - 0.5);
-      plot.add(fmt::format(
-          "<line class=\"change\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" "
-          "stroke=\"#cf222e\" stroke-dasharray=\"4 3\"><title>change {3:+.1f}% between {4} and "
-          "{5}</title></line><text x=\"{6:.1f}\" y=\"{7:.1f}\" fill=\"#cf222e\">{3:+.1f}%</text>",
-          x, plot.py(hi + pad), plot.py(std::max(0.0, lo - pad)), 100 * c.point.relative_change,
-          esc(c.commit_before.substr(0, 12)), esc(c.commit_after.substr(0, 12)), x + 3,
-          plot.py(hi + pad) + 12));
-    }
-    for (const auto& a : h.annotations) {
-      // At its run when it names one, else at the first run after it was made.
-      std::size_t at = h.points.size();
-      for (std::size_t i = 0; i < h.points.size(); ++i)
-        if (a.run_id.empty() ? h.points[i].started_ns >= a.created_ns
-                             : h.points[i].run_id == a.run_id) {
-          at = i;
-          break;
-        }
-      if (at == h.points.size()) continue;
-      const double x = plot.px(at), y = plot.py(lo - pad);
-      plot.add(fmt::format(
-          "<path class=\"annotation\" d=\"M{:.1f},{:.1f} l-6,10 h12 z\" fill=\"#8250df\">"
-          "<title>{}: {} ({})</title></path>",
-          x, y - 12, store::to_string(a.kind), esc(a.reason), esc(a.author)));
-    }
-    body += plot.svg(
-        "history of " + h.key, [](double v) { return fmt::format("{:g}", v + 1); },
-        [](double v) { return util::format_duration(v); });
-  }
-  std::vector<std::vector<std::string>> changes;
-  for (const auto& c : h.changes)
-    changes.push_back({fmt::format("{:+.2f}%", 100 * c.point.relative_change),
-                       dur(c.point.before_mean), dur(c.point.after_mean),
-                       c.commit_before.substr(0, 12) + ".." + c.commit_after.substr(0, 12),
-                       date(c.at_ns), fmt::format("{:.2g}", c.point.p_value)});
-  body += "<h2>Change points</h2>\n" +
-          (changes.empty()
-               ? std::string("<p class=\"muted\">None found.</p>\n")
-               : table({"change", "before", "after", "commits", "first run after", "p"}, changes));
-  std::vector<std::vector<std::string>> notes;
-  for (const auto& a : h.annotations)
-    notes.push_back({store::to_string(a.kind), a.case_glob, a.run_id.substr(0, 8), a.reason,
-                     a.author, date(a.created_ns)});
-  body += "<h2>Annotations</h2>\n" +
-          (notes.empty() ? std::string("<p class=\"muted\">None.</p>\n")
-                         : table({"kind", "cases", "run", "reason", "author", "made"}, notes));
-  std::vector<std::vector<std::string>> runs;
-  for (auto it = h.points.rbegin(); it != h.points.rend(); ++it)
-    runs.push_back(
-        {date(it->started_ns), it->commit.substr(0, 12), it->branch, dur(it->median_ns),
-         it->ci_high_ns > 0 ? fmt::format("[{}, {}]", dur(it->ci_low_ns), dur(it->ci_high_ns)) : "",
-         it->run_id.substr(0, 8)});
-  body += "<h2>Runs (newest first)</h2>\n" +
-          table({"started", "commit", "branch", "median", "CI", "run"}, runs);
+  if (!h.points.empty()) body += history_svg(h);
+  body += history_changes(h) + history_annotations(h) + history_runs(h);
   return page("attnprof history: " + h.key, body);
 }
 
