@@ -107,6 +107,126 @@ void read_rounds(const json& a, Record& r) {
   r.rounds = read_array(a, "rounds", ab_round_from_json);
 }
 
+// Where an import is; its errors name the source and the line.
+struct ImportSpot {
+  const std::string& source;
+  int line = 0;
+  util::InputError error(const std::string& what) const {
+    return util::InputError(util::Diagnostic{source, line, 0, what});
+  }
+};
+
+json parse_line(const std::string& text, const ImportSpot& at) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
+    throw at.error(fmt::format("not JSON ({})", e.what()));
+  }
+}
+
+// The first line: {"format": "attnprof-history", "version": n}, n a version this reads.
+void check_header(const json& j, const ImportSpot& at) {
+  if (!j.is_object() || !j.contains("format") || j.at("format") != "attnprof-history")
+    throw at.error("not an attnprof history export (no {\"format\":\"attnprof-history\"} header)");
+  // An exact integer: 1.5, -1 or 2^64 is no version we wrote, and a reader that rounds
+  // would take a damaged header for a good one.
+  const json* v = j.contains("version") ? &j.at("version") : nullptr;
+  const std::string versions = fmt::format("{} to {}", kOldestVersion, kVersion);
+  if (!v || !v->is_number_integer())
+    throw at.error(fmt::format("\"version\": expected an integer, {}, got {}", versions,
+                               v ? v->dump() : "nothing"));
+  if (v->is_number_unsigned() && v->get<std::uint64_t>() > kVersion)
+    throw at.error(fmt::format("export version {} is newer than this attnprof reads ({})",
+                               v->dump(), versions));
+  if (*v < kOldestVersion)
+    throw at.error(fmt::format("\"version\": {} is not an export version (this attnprof reads {})",
+                               v->dump(), versions));
+}
+
+// A line after the header: a run (with its verdicts), an annotation or an A/B pair's rounds.
+// A field's problem is a FieldError naming the field within the record.
+Record record_from_json(const json& j, const ImportSpot& at) {
+  Record r{at.line, {}, {}, {}, {}, {}};
+  if (!j.is_object())
+    throw FieldError("", "expected an object with \"run\", \"annotation\" or \"ab_rounds\"");
+  if (j.contains("run")) {
+    try {
+      r.run = run_from_json(j.at("run"));
+    } catch (const FieldError& e) {
+      throw e.within("run");
+    }
+    if (r.run->id.empty()) throw at.error("run without an id");
+    if (j.contains("verdicts")) r.verdicts = read_array(j, "verdicts", verdict_from_json);
+  } else if (j.contains("annotation")) {
+    try {
+      r.annotation = annotation_from_json(j.at("annotation"));
+    } catch (const FieldError& e) {
+      throw e.within("annotation");
+    }
+  } else if (j.contains("ab_rounds")) {
+    try {
+      read_rounds(j.at("ab_rounds"), r);
+    } catch (const FieldError& e) {
+      throw e.within("ab_rounds");
+    }
+  } else {
+    throw at.error("expected an object with \"run\", \"annotation\" or \"ab_rounds\"");
+  }
+  return r;
+}
+
+// record_from_json, its field errors as the line's ("field \"run.id\": ...").
+Record read_record(const json& j, const ImportSpot& at) {
+  try {
+    return record_from_json(j, at);
+  } catch (const FieldError& e) {
+    if (e.field().empty()) throw at.error(e.problem());
+    // The unknown-kind message names its value already.
+    if (e.problem().starts_with("unknown annotation kind")) throw at.error(e.problem());
+    throw at.error(fmt::format("field \"{}\": {}", e.field(), e.problem()));
+  }
+}
+
+// Every line of an export, checked; the first problem is thrown, naming its line.
+std::vector<Record> read_records(std::istream& in, ImportSpot& at) {
+  std::vector<Record> records;
+  std::string text;
+  while (std::getline(in, text)) {
+    ++at.line;
+    if (text.empty()) continue;
+    const json j = parse_line(text, at);
+    if (at.line == 1)
+      check_header(j, at);
+    else
+      records.push_back(read_record(j, at));
+  }
+  if (at.line == 0) throw at.error("empty file: not an attnprof history export");
+  return records;
+}
+
+void write_record(Database& db, const Record& r, PortableStats& stats) {
+  if (r.run) {
+    if (db.has_run(r.run->id)) {
+      ++stats.runs_skipped;
+    } else {
+      db.write_run(*r.run);
+      ++stats.runs;
+    }
+    if (r.verdicts) db.write_verdicts(r.run->id, *r.verdicts);
+  } else if (r.annotation) {
+    db.add_annotation(*r.annotation);
+    ++stats.annotations;
+  } else if (r.rounds) {
+    // Rounds belong to stored runs: those of a pair whose runs were left out are not kept.
+    if (db.has_pair(r.pair)) {
+      db.write_rounds(r.pair, *r.rounds);
+      ++stats.ab_pairs;
+    } else {
+      ++stats.ab_pairs_skipped;
+    }
+  }
+}
+
 }  // namespace
 
 PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& filter) {
@@ -119,7 +239,8 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
     auto rounds = db.rounds(pair);
     if (!rounds.empty()) pairs.emplace_back(pair, std::move(rounds));
   }
-  out << json{{"format", "attnprof-history"}, {"version", pairs.empty() ? kOldestVersion : kVersion}}
+  out << json{{"format", "attnprof-history"},
+              {"version", pairs.empty() ? kOldestVersion : kVersion}}
              .dump()
       << "\n";
   for (const auto& info : runs) {
@@ -155,106 +276,19 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
 }
 
 PortableStats import_jsonl(Database& db, std::istream& in, const std::string& source) {
-  PortableStats stats;
-  std::string text;
-  int line = 0;
-  auto bad = [&](const std::string& what) {
-    return util::InputError(util::Diagnostic{source, line, 0, what});
-  };
+  ImportSpot at{source};
   // Every line is read and checked first, and everything is written in one transaction: a
   // damaged export adds nothing, not the runs before the damage.
-  std::vector<Record> records;
-  while (std::getline(in, text)) {
-    ++line;
-    if (text.empty()) continue;
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
-      throw bad(fmt::format("not JSON ({})", e.what()));
-    }
-    if (line == 1) {
-      if (!j.is_object() || !j.contains("format") || j.at("format") != "attnprof-history")
-        throw bad("not an attnprof history export (no {\"format\":\"attnprof-history\"} header)");
-      // An exact integer: 1.5, -1 or 2^64 is no version we wrote, and a reader that rounds
-      // would take a damaged header for a good one.
-      const json* v = j.contains("version") ? &j.at("version") : nullptr;
-      const std::string versions = fmt::format("{} to {}", kOldestVersion, kVersion);
-      if (!v || !v->is_number_integer())
-        throw bad(fmt::format("\"version\": expected an integer, {}, got {}", versions,
-                              v ? v->dump() : "nothing"));
-      if (v->is_number_unsigned() && v->get<std::uint64_t>() > kVersion)
-        throw bad(fmt::format("export version {} is newer than this attnprof reads ({})", v->dump(),
-                              versions));
-      if (*v < kOldestVersion)
-        throw bad(fmt::format("\"version\": {} is not an export version (this attnprof reads {})",
-                              v->dump(), versions));
-      continue;
-    }
-    Record r{line, {}, {}, {}, {}, {}};
-    try {
-      if (!j.is_object())
-        throw FieldError("", "expected an object with \"run\", \"annotation\" or \"ab_rounds\"");
-      if (j.contains("run")) {
-        try {
-          r.run = run_from_json(j.at("run"));
-        } catch (const FieldError& e) {
-          throw e.within("run");
-        }
-        if (r.run->id.empty()) throw bad("run without an id");
-        if (j.contains("verdicts")) r.verdicts = read_array(j, "verdicts", verdict_from_json);
-      } else if (j.contains("annotation")) {
-        try {
-          r.annotation = annotation_from_json(j.at("annotation"));
-        } catch (const FieldError& e) {
-          throw e.within("annotation");
-        }
-      } else if (j.contains("ab_rounds")) {
-        try {
-          read_rounds(j.at("ab_rounds"), r);
-        } catch (const FieldError& e) {
-          throw e.within("ab_rounds");
-        }
-      } else {
-        throw bad("expected an object with \"run\", \"annotation\" or \"ab_rounds\"");
-      }
-    } catch (const FieldError& e) {
-      if (e.field().empty()) throw bad(e.problem());
-      // The unknown-kind message names its value already.
-      if (e.problem().starts_with("unknown annotation kind")) throw bad(e.problem());
-      throw bad(fmt::format("field \"{}\": {}", e.field(), e.problem()));
-    }
-    records.push_back(std::move(r));
-  }
-  if (line == 0) throw bad("empty file: not an attnprof history export");
-
+  const std::vector<Record> records = read_records(in, at);
+  PortableStats stats;
   sql::Transaction tx(db.connection());
   for (const Record& r : records) {
-    line = r.line;
+    at.line = r.line;
     try {
-      if (r.run) {
-        if (db.has_run(r.run->id)) {
-          ++stats.runs_skipped;
-        } else {
-          db.write_run(*r.run);
-          ++stats.runs;
-        }
-        if (r.verdicts) db.write_verdicts(r.run->id, *r.verdicts);
-      } else if (r.annotation) {
-        db.add_annotation(*r.annotation);
-        ++stats.annotations;
-      } else if (r.rounds) {
-        // Rounds belong to stored runs: those of a pair whose runs were left out are not kept.
-        if (db.has_pair(r.pair)) {
-          db.write_rounds(r.pair, *r.rounds);
-          ++stats.ab_pairs;
-        } else {
-          ++stats.ab_pairs_skipped;
-        }
-      }
+      write_record(db, r, stats);
     } catch (const util::InputError& e) {
       if (e.diagnostics().size() == 1 && e.diagnostics()[0].file == source) throw;
-      throw bad(e.what());
+      throw at.error(e.what());
     }
   }
   tx.commit();
