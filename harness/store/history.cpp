@@ -167,8 +167,27 @@ std::string read_sql(const std::string& metric, bool walk_runs, const std::strin
       conditions);
 }
 
-std::vector<HistoryRow> read(Database& db, const HistoryFilter& f, std::vector<QueryPlan>* plans) {
-  Reader rd(db, plans);
+// The environment condition. A prefix that names one environment becomes an equality, which
+// runs_by_branch serves in time order; the gate always passes a whole fingerprint. False when
+// no stored environment's fingerprint starts with `prefix`.
+bool add_environment(Reader& rd, const std::string& prefix, Conditions& c) {
+  Conditions e{1, {}, {}};
+  e.add_prefix("fingerprint", prefix);
+  auto& st = rd.statement("SELECT fingerprint FROM environments WHERE 1" + e.sql,
+                          [&](sql::Statement& s) { e.bind(s); });
+  std::vector<std::string> fps;
+  while (st.step()) fps.push_back(st.text(0));
+  if (fps.empty()) return false;
+  if (fps.size() == 1)
+    c.add(" AND runs.env_fingerprint = ?{}", fps[0]);
+  else
+    c.add_prefix("runs.env_fingerprint", prefix);
+  return true;
+}
+
+// The filter's runs and cases as conditions numbered from ?4 (read_sql's own come first), its
+// commits resolved to start times; nullopt when no stored environment matches.
+std::optional<Conditions> read_conditions(Reader& rd, const HistoryFilter& f) {
   std::optional<std::int64_t> since = f.since_ns, until = f.until_ns;
   if (!f.commit_from.empty()) {
     auto t = commit_time(rd, f.commit_from, f.branch, true);
@@ -178,74 +197,77 @@ std::vector<HistoryRow> read(Database& db, const HistoryFilter& f, std::vector<Q
     auto t = commit_time(rd, f.commit_to, f.branch, false);
     until = until ? std::min(*until, t) : t;
   }
-
   Conditions c{4, {}, {}};
   if (!f.branch.empty()) c.add(" AND runs.git_branch = ?{}", f.branch);
-  if (!f.env_fingerprint.empty()) {
-    // A prefix that names one environment becomes an equality, which runs_by_branch serves in
-    // time order; the gate always passes a whole fingerprint.
-    Conditions e{1, {}, {}};
-    e.add_prefix("fingerprint", f.env_fingerprint);
-    auto& st = rd.statement("SELECT fingerprint FROM environments WHERE 1" + e.sql,
-                            [&](sql::Statement& s) { e.bind(s); });
-    std::vector<std::string> fps;
-    while (st.step()) fps.push_back(st.text(0));
-    if (fps.empty()) return {};
-    if (fps.size() == 1)
-      c.add(" AND runs.env_fingerprint = ?{}", fps[0]);
-    else
-      c.add_prefix("runs.env_fingerprint", f.env_fingerprint);
-  }
+  if (!f.env_fingerprint.empty() && !add_environment(rd, f.env_fingerprint, c)) return std::nullopt;
   if (since) c.add(" AND runs.started_ns >= ?{}", *since);
   if (until) c.add(" AND runs.started_ns <= ?{}", *until);
   if (!f.kernel.empty()) c.add(" AND cases.kernel = ?{}", f.kernel);
   if (!f.status.empty()) c.add(" AND cases.status = ?{}", f.status);
+  return c;
+}
 
+// The case keys to read, sorted: the filter's own keys that match its glob, else the stored
+// keys that match it.
+std::vector<std::string> read_keys(Reader& rd, const HistoryFilter& f) {
   const std::string glob = f.case_glob.empty() ? std::string("*") : f.case_glob;
+  if (f.case_keys.empty() && glob.find_first_of("*?[") == std::string::npos)
+    return {glob};  // one key by name (trend's usual argument): nothing to list
+  if (f.case_keys.empty()) return matching_keys(rd, glob);
   std::vector<std::string> keys;
-  if (f.case_keys.empty() && glob.find_first_of("*?[") == std::string::npos) {
-    keys = {glob};  // one key by name (trend's usual argument): nothing to list
-  } else if (f.case_keys.empty()) {
-    keys = matching_keys(rd, glob);
-  } else {
-    for (const auto& k : f.case_keys)
-      if (sqlite3_strglob(glob.c_str(), k.c_str()) == 0) keys.push_back(k);
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  }
+  for (const auto& k : f.case_keys)
+    if (sqlite3_strglob(glob.c_str(), k.c_str()) == 0) keys.push_back(k);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
 
+// Whether a newest-`limit` read of `key` walks the runs (read_sql): when the key has more than
+// walk_runs_above cases per requested row.
+bool walks_runs(Reader& rd, const std::string& key, std::int64_t limit) {
+  // Counting stops at the threshold: a key's whole count would cost as much as reading it.
+  auto& n =
+      rd.statement("SELECT count(*) FROM (SELECT 1 FROM cases WHERE case_key = ?1 LIMIT ?2)",
+                   [&](sql::Statement& s) { s.bind(1, key).bind(2, walk_runs_above * limit + 1); });
+  return n.step() && n.int64(0) > walk_runs_above * limit;
+}
+
+// The rows of a read_sql statement (newest first), appended oldest first.
+void append_rows(sql::Statement& st, const std::string& key, const std::string& metric,
+                 std::vector<HistoryRow>& rows) {
+  const std::size_t begin = rows.size();
+  while (st.step()) {
+    HistoryRow r;
+    r.run_id = st.text(0);
+    r.git_commit = st.text(1);
+    r.git_branch = st.text(2);
+    r.env_fingerprint = st.text(3);
+    r.started_ns = st.int64(4);
+    r.case_key = key;
+    r.kernel = st.text(5);
+    r.status = st.text(6);
+    r.metric = metric;
+    r.value = st.real(7);
+    rows.push_back(std::move(r));
+  }
+  std::reverse(rows.begin() + static_cast<std::ptrdiff_t>(begin), rows.end());
+}
+
+std::vector<HistoryRow> read(Database& db, const HistoryFilter& f, std::vector<QueryPlan>* plans) {
+  Reader rd(db, plans);
+  const std::optional<Conditions> c = read_conditions(rd, f);
+  if (!c) return {};
+  const std::vector<std::string> keys = read_keys(rd, f);
   const std::int64_t limit = f.last ? std::max(0, *f.last) : -1;
   std::vector<HistoryRow> rows;
   for (const auto& key : keys) {
-    bool walk_runs = false;
-    if (limit > 0) {
-      // Counting stops at the threshold: a key's whole count would cost as much as reading it.
-      auto& n = rd.statement(
-          "SELECT count(*) FROM (SELECT 1 FROM cases WHERE case_key = ?1 LIMIT ?2)",
-          [&](sql::Statement& s) { s.bind(1, key).bind(2, walk_runs_above * limit + 1); });
-      walk_runs = n.step() && n.int64(0) > walk_runs_above * limit;
-    }
+    const bool walk_runs = limit > 0 && walks_runs(rd, key, limit);
     for (const auto& name : metric_names(rd, key, f.metric)) {
-      auto& st = rd.statement(read_sql(name, walk_runs, c.sql), [&](sql::Statement& s) {
+      auto& st = rd.statement(read_sql(name, walk_runs, c->sql), [&](sql::Statement& s) {
         s.bind(1, key).bind(2, name).bind(3, limit);
-        c.bind(s);
+        c->bind(s);
       });
-      const std::size_t begin = rows.size();
-      while (st.step()) {
-        HistoryRow r;
-        r.run_id = st.text(0);
-        r.git_commit = st.text(1);
-        r.git_branch = st.text(2);
-        r.env_fingerprint = st.text(3);
-        r.started_ns = st.int64(4);
-        r.case_key = key;
-        r.kernel = st.text(5);
-        r.status = st.text(6);
-        r.metric = name;
-        r.value = st.real(7);
-        rows.push_back(std::move(r));
-      }
-      std::reverse(rows.begin() + static_cast<std::ptrdiff_t>(begin), rows.end());
+      append_rows(st, key, name, rows);
     }
   }
   return rows;
