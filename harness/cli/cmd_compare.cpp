@@ -39,89 +39,131 @@ bool writable(const std::string& path) {
   return access(path.c_str(), W_OK) == 0 && access(dir.c_str(), W_OK) == 0;
 }
 
-int compare(const CompareArgs& a) {
+// How a run is judged: the command's arguments, the gate's options they give, and whether the
+// verdicts are recorded (unless --no-record, when the database is writable).
+struct CompareSetup {
+  const CompareArgs& args;
   gate::Options opts;
-  if (!a.tolerance.empty()) opts.tolerance = parse_tolerance(a.tolerance);
-  opts.strict = a.strict;
+  bool record = false;
+};
 
+// util::InputError when there is no database at a.db.
+CompareSetup compare_setup(const CompareArgs& a) {
+  CompareSetup s{a, {}, false};
+  if (!a.tolerance.empty()) s.opts.tolerance = parse_tolerance(a.tolerance);
+  s.opts.strict = a.strict;
   std::error_code ec;  // a symlink loop is the open path's to report, not an exception here
   if (!std::filesystem::exists(a.db, ec) && !std::filesystem::is_symlink(a.db, ec))
     throw util::InputError(util::Diagnostic{
         "--db", 0, 0, fmt::format("no database at {}; run `attnprof run` first", a.db)});
-  const bool record = !a.no_record && writable(a.db);
-  store::Database db = store::Database::open(
-      a.db, record ? store::Database::Mode::read_write : store::Database::Mode::read_only);
-  if (!a.pair.empty()) {
-    PairJudgement j;
-    j.options = opts;
-    j.files = a.files;
-    j.accept_from_commit = a.accept_from_commit;
-    j.record = record;
-    return judge_pair(db, a.pair, j);
-  }
-  if (a.baseline.empty())
-    throw util::InputError(util::Diagnostic{
-        "--baseline", 0, 0, "give --baseline FILE or --baseline history, or --pair for an A/B"});
+  s.record = !a.no_record && writable(a.db);
+  return s;
+}
+
+// --pair: a stored A/B judged again.
+int judge_pair_again(store::Database& db, const CompareSetup& s) {
+  PairJudgement j;
+  j.options = s.opts;
+  j.files = s.args.files;
+  j.accept_from_commit = s.args.accept_from_commit;
+  j.record = s.record;
+  return judge_pair(db, s.args.pair, j);
+}
+
+core::Run judged_run(store::Database& db, const CompareArgs& a) {
   std::optional<core::Run> run = db.load_run(a.run);
   if (!run)
     throw util::InputError(
         util::Diagnostic{"--run", 0, 0, fmt::format("no run \"{}\" in {}", a.run, a.db)});
+  return std::move(*run);
+}
 
+// A run's verdicts against its baseline, with what the report says about them.
+struct Judgement {
+  std::string baseline_label, baseline_text;  // as recorded; as the report names it
+  std::vector<gate::CaseVerdict> verdicts;
+  gate::BaselineCheck check;
+  gate::RunValidity validity;
+  int unjudged = 0;             // regressions of an environmental run left unjudged
+  bool baseline_fails = false;  // no comparable baseline, and --require-baseline
+};
+
+Judgement judge(store::Database& db, const core::Run& run, const CompareSetup& s) {
+  const CompareArgs& a = s.args;
   const bool from_history = a.baseline == "history";
-  gate::Baseline baseline =
-      from_history ? gate::history_baseline(db, *run, a.history) : gate::load_baseline(a.baseline);
-  const std::string baseline_label = from_history ? "history:" + a.history.branch : a.baseline;
-  const std::string baseline_text = from_history ? baseline.path : a.baseline;
+  const gate::Baseline baseline =
+      from_history ? gate::history_baseline(db, run, a.history) : gate::load_baseline(a.baseline);
+  Judgement j;
+  j.baseline_label = from_history ? "history:" + a.history.branch : a.baseline;
+  j.baseline_text = from_history ? baseline.path : a.baseline;
+  j.verdicts = gate::compare(baseline, run, s.opts);
+  j.check = gate::check_baseline(baseline, run, j.verdicts, s.opts);
+  apply_notes(j.verdicts, run, db, a.accept_from_commit, s.record);
 
-  std::vector<gate::CaseVerdict> verdicts = gate::compare(baseline, *run, opts);
-  const gate::BaselineCheck check = gate::check_baseline(baseline, *run, verdicts, opts);
-  apply_notes(verdicts, *run, db, a.accept_from_commit, record);
-
-  const gate::RunValidity validity = gate::assess_run(verdicts);
+  j.validity = gate::assess_run(j.verdicts);
   // An environmental run's regressions are not judged, but neither does the run pass: a change
   // that slows a shared path moves many cases together too. Exit 3 says "measure again".
-  int unjudged = 0;
-  if (!opts.strict && validity.environmental) {
-    unjudged = static_cast<int>(std::count_if(verdicts.begin(), verdicts.end(), [](const auto& v) {
-      return v.verdict == gate::Verdict::regression;
-    }));
-    gate::mark_environmental(verdicts, validity);
+  if (!s.opts.strict && j.validity.environmental) {
+    j.unjudged =
+        static_cast<int>(std::count_if(j.verdicts.begin(), j.verdicts.end(), [](const auto& v) {
+          return v.verdict == gate::Verdict::regression;
+        }));
+    gate::mark_environmental(j.verdicts, j.validity);
   }
+  j.baseline_fails = !j.check.comparable && a.require_baseline;
+  return j;
+}
 
-  const int code = gate::exit_code(verdicts, opts);
-  const bool no_baseline_fails = !check.comparable && a.require_baseline;
+report::GateReport gate_report(const core::Run& run, const Judgement& j, const CompareSetup& s) {
+  const int code = gate::exit_code(j.verdicts, s.opts);
   report::GateReport rep;
-  rep.verdicts = verdicts;
-  rep.run = *run;
-  rep.baseline = baseline_text;
+  rep.verdicts = j.verdicts;
+  rep.run = run;
+  rep.baseline = j.baseline_text;
   // Said loudly, in every report: a gate with nothing to compare would otherwise pass quietly.
-  if (!check.warning.empty())
-    rep.notes.push_back(fmt::format("{}: {}", no_baseline_fails ? "no comparable baseline"
-                                                                : "warning",
-                                    check.warning));
-  if (validity.environmental)
+  if (!j.check.warning.empty())
     rep.notes.push_back(fmt::format(
-        "environmental run: {}; {}", validity.reason,
-        opts.strict ? "judged anyway (--strict)"
-                    : "its regressions and improvements are inconclusive; measure again"));
-  rep.validity = validity;
-  rep.strict = opts.strict;
-  rep.exit_code = no_baseline_fails                        ? util::exit_gate_failed
-                  : code == util::exit_pass && unjudged > 0 ? util::exit_environment
-                                                            : code;
-  publish_report(rep, a.files);
-  if (!check.warning.empty() && std::getenv("GITHUB_ACTIONS"))
-    fmt::print("::{} title=attnprof baseline::{}\n", no_baseline_fails ? "error" : "warning",
-               check.warning);
-  if (!check.warning.empty())
-    fmt::print(stderr, "attnprof: {}: {}\n", no_baseline_fails ? "error" : "warning",
-               check.warning);
+        "{}: {}", j.baseline_fails ? "no comparable baseline" : "warning", j.check.warning));
+  if (j.validity.environmental)
+    rep.notes.push_back(fmt::format(
+        "environmental run: {}; {}", j.validity.reason,
+        s.opts.strict ? "judged anyway (--strict)"
+                      : "its regressions and improvements are inconclusive; measure again"));
+  rep.validity = j.validity;
+  rep.strict = s.opts.strict;
+  rep.exit_code = j.baseline_fails                            ? util::exit_gate_failed
+                  : code == util::exit_pass && j.unjudged > 0 ? util::exit_environment
+                                                              : code;
+  return rep;
+}
 
-  if (record)
-    record_verdicts(db, run->id, verdicts, baseline_label);
+void warn_baseline(const Judgement& j) {
+  if (j.check.warning.empty()) return;
+  if (std::getenv("GITHUB_ACTIONS"))
+    fmt::print("::{} title=attnprof baseline::{}\n", j.baseline_fails ? "error" : "warning",
+               j.check.warning);
+  fmt::print(stderr, "attnprof: {}: {}\n", j.baseline_fails ? "error" : "warning", j.check.warning);
+}
+
+int compare(const CompareArgs& a) {
+  const CompareSetup s = compare_setup(a);
+  store::Database db = store::Database::open(
+      a.db, s.record ? store::Database::Mode::read_write : store::Database::Mode::read_only);
+  if (!a.pair.empty()) return judge_pair_again(db, s);
+  if (a.baseline.empty())
+    throw util::InputError(util::Diagnostic{
+        "--baseline", 0, 0, "give --baseline FILE or --baseline history, or --pair for an A/B"});
+  const core::Run run = judged_run(db, a);
+
+  const Judgement j = judge(db, run, s);
+  const report::GateReport rep = gate_report(run, j, s);
+  publish_report(rep, a.files);
+  warn_baseline(j);
+  if (s.record)
+    record_verdicts(db, run.id, j.verdicts, j.baseline_label);
   else if (!a.no_record)
     fmt::print("note: {} is not writable; verdicts not recorded\n", a.db);
-  if (no_baseline_fails) {
+  if (j.baseline_fails) {
     fmt::print(stderr, "attnprof: --require-baseline: failing the gate (no comparable baseline)\n");
     return util::exit_gate_failed;
   }
@@ -129,7 +171,7 @@ int compare(const CompareArgs& a) {
     fmt::print(stderr,
                "attnprof: {} regression(s) left unjudged in an environmental run: measure again "
                "on a quiet machine, or judge them anyway with --strict\n",
-               unjudged);
+               j.unjudged);
   return rep.exit_code;
 }
 
