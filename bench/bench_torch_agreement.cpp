@@ -13,11 +13,11 @@
 #include <algorithm>
 #include <chrono>
 
+#include "harness/scenario/scenario.h"
 #include "worker/env/probe.h"
 #include "worker/kernel/registry.h"
 #include "worker/runner/runner.h"
 #include "worker/runner/workload.h"
-#include "harness/scenario/scenario.h"
 
 using namespace attnprof;
 

@@ -25,8 +25,8 @@
 #endif
 
 #include "harness/costmatrix/cost_matrix.h"
-#include "worker/trace/tracer.h"
 #include "harness/util/allocator.h"
+#include "worker/trace/tracer.h"
 
 using namespace attnprof;
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "worker/trace/counters.h"
 #include "harness/util/error.h"
+#include "worker/trace/counters.h"
 
 using namespace attnprof;
 

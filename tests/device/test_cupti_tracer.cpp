@@ -5,9 +5,9 @@
 
 #include "harness/costmatrix/cost_matrix.h"
 #include "harness/costmatrix/table.h"
+#include "tests/torch/torch_doctest.h"
 #include "worker/trace/counters.h"
 #include "worker/trace/tracer.h"
-#include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;
 

@@ -2,12 +2,12 @@
 // (QKV projection, attention, output projection: cuBLAS handles and workspaces, allocator growth
 // on its first calls) measured behind the blocking kernel without the kernel timing out. Skips
 // (passes with a message) where there is no GPU.
-#include "worker/env/probe.h"
-#include "worker/kernel/registry.h"
-#include "worker/runner/runner.h"
 #include "harness/scenario/scenario.h"
 #include "tests/device/device_test.h"
 #include "tests/torch/torch_doctest.h"
+#include "worker/env/probe.h"
+#include "worker/kernel/registry.h"
+#include "worker/runner/runner.h"
 
 using namespace attnprof;
 

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "harness/measure/engine.h"
-#include "worker/runner/timers.h"
-#include "worker/trace/cupti_tracer.h"
 #include "kernels/cuda/blocking.h"
 #include "tests/device/device_test.h"
 #include "tests/torch/torch_doctest.h"
+#include "worker/runner/timers.h"
+#include "worker/trace/cupti_tracer.h"
 
 using namespace attnprof;
 using kernels::cuda::spin_for;

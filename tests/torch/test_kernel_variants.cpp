@@ -6,16 +6,16 @@
 #include <fstream>
 #include <memory>
 
-#include "worker/env/probe.h"
 #include "harness/kernel/names.h"
+#include "harness/scenario/scenario.h"
+#include "harness/util/error.h"
+#include "tests/torch/torch_doctest.h"
+#include "worker/env/probe.h"
 #include "worker/kernel/registry.h"
 #include "worker/kernel/variants/variants.h"
 #include "worker/runner/check.h"
 #include "worker/runner/runner.h"
 #include "worker/runner/workload.h"
-#include "harness/scenario/scenario.h"
-#include "harness/util/error.h"
-#include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;
 

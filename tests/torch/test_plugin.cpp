@@ -1,9 +1,9 @@
 // Users' kernels as plugins: load a TORCH_LIBRARY shared library and run its op as a variant.
+#include "harness/util/error.h"
+#include "tests/torch/torch_doctest.h"
 #include "worker/kernel/plugin.h"
 #include "worker/runner/check.h"
 #include "worker/runner/workload.h"
-#include "harness/util/error.h"
-#include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;
 

@@ -7,9 +7,9 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/torch/torch_doctest.h"
 #include "worker/env/probe.h"
 #include "worker/runner/traced_pass.h"
-#include "tests/torch/torch_doctest.h"
 
 using namespace attnprof;
 

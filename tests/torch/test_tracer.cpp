@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "harness/costmatrix/cost_matrix.h"
-#include "worker/trace/tracer.h"
 #include "tests/torch/torch_doctest.h"
+#include "worker/trace/tracer.h"
 
 #ifdef ATTNPROF_HAVE_CUPTI
 #include <cstring>

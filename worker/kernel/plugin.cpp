@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "harness/kernel/package.h"
-#include "worker/kernel/variants/variants.h"
 #include "harness/util/error.h"
+#include "worker/kernel/variants/variants.h"
 
 namespace attnprof::kernel {
 

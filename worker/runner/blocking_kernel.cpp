@@ -1,8 +1,8 @@
 // The blocking kernel in the GPU timer (cuda_parts.h): kernels/cuda/blocking.h's StreamBlocker
 // on the timed stream.
-#include "worker/runner/cuda_parts.h"
 #include "harness/util/error.h"
 #include "kernels/cuda/blocking.h"
+#include "worker/runner/cuda_parts.h"
 
 namespace attnprof::runner::cuda {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "worker/runner/cuda_parts.h"
 #include "harness/util/error.h"
+#include "worker/runner/cuda_parts.h"
 
 namespace attnprof::runner::cuda {
 

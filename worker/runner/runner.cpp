@@ -7,14 +7,14 @@
 #include <fstream>
 #include <regex>
 
+#include "harness/measure/engine.h"
+#include "harness/util/error.h"
 #include "worker/kernel/plugin.h"
 #include "worker/kernel/registry.h"
 #include "worker/kernel/variants/variants.h"
-#include "harness/measure/engine.h"
 #include "worker/runner/check.h"
 #include "worker/runner/timers.h"
 #include "worker/runner/workload.h"
-#include "harness/util/error.h"
 #ifdef ATTNPROF_HAVE_TRACE
 #include "worker/runner/traced_pass.h"
 #endif

@@ -9,10 +9,10 @@
 #include "harness/costmatrix/cost_matrix.h"
 #include "harness/costmatrix/perfetto.h"
 #include "harness/costmatrix/roofline.h"
+#include "harness/util/error.h"
 #include "worker/kernel/registry.h"
 #include "worker/runner/workload.h"
 #include "worker/trace/tracer.h"
-#include "harness/util/error.h"
 
 namespace attnprof::runner {
 

@@ -13,15 +13,15 @@
 #include <set>
 
 #include "harness/cli/options.h"
-#include "worker/env/probe.h"
 #include "harness/kernel/package.h"
-#include "worker/kernel/plugin.h"
-#include "worker/kernel/registry.h"
-#include "worker/runner/runner.h"
 #include "harness/store/serialize.h"
 #include "harness/util/allocator.h"
 #include "harness/util/error.h"
 #include "harness/worker/protocol.h"
+#include "worker/env/probe.h"
+#include "worker/kernel/plugin.h"
+#include "worker/kernel/registry.h"
+#include "worker/runner/runner.h"
 
 #ifdef ATTNPROF_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -11,8 +11,8 @@
 #include <cupti_target.h>
 #include <fmt/format.h>
 
-#include "worker/trace/cupti_tracer.h"
 #include "harness/util/error.h"
+#include "worker/trace/cupti_tracer.h"
 
 namespace attnprof::trace {
 namespace {

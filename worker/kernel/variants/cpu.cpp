@@ -3,9 +3,9 @@
 // natively.
 #include <ATen/Parallel.h>
 
+#include "kernels/cpu/attention.h"
 #include "worker/kernel/variants/kernel_params.h"
 #include "worker/kernel/variants/variants.h"
-#include "kernels/cpu/attention.h"
 
 namespace attnprof::kernel {
 namespace {

@@ -6,9 +6,9 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "kernels/cuda/attention.h"
 #include "worker/kernel/variants/kernel_params.h"
 #include "worker/kernel/variants/variants.h"
-#include "kernels/cuda/attention.h"
 
 namespace attnprof::kernel {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "harness/kernel/package.h"
+#include "kernels/attention_params.h"
 #include "worker/kernel/registry.h"
 #include "worker/kernel/variants/variants.h"
-#include "kernels/attention_params.h"
 
 namespace attnprof::kernel {
 
