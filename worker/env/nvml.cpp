@@ -1,3 +1,4 @@
+// NVML through dlopen (nvml.h): the few entry points attnprof calls, looked up once.
 #include "worker/env/nvml.h"
 
 #include <dlfcn.h>

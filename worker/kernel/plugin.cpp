@@ -1,3 +1,5 @@
+// Plugins (plugin.h): loading a user's TORCH_LIBRARY library, and lookup, which turns an
+// "op:ns::name" or "aoti:PATH.pt2" name into a variant registered on first use.
 #include "worker/kernel/plugin.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>

@@ -1,3 +1,5 @@
+// The registry of kernel variants (registry.h), the families registered into it, and the FLOP
+// and byte models of attention for the roofline.
 #include "worker/kernel/registry.h"
 
 #include <algorithm>

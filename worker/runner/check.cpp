@@ -1,3 +1,5 @@
+// A kernel's output against the fp32 reference (check.h): the reference itself, sdpa.math on
+// fp32 copies of the inputs, and the comparison with its tolerances by dtype.
 #include "worker/runner/check.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,6 @@
+// One case end to end in the worker (runner.h): the hardware and support checks, inputs and the
+// correctness check, then measurement and the traced pass, every failure turned into the case's
+// status.
 #include "worker/runner/runner.h"
 
 #include <ATen/Parallel.h>

@@ -1,3 +1,5 @@
+// The timers of timers.h: wall clock on the CPU, and on a GPU measure::DeviceTimer wired to the
+// CUDA parts (cuda_parts.h) on the case's device and current stream.
 #include "worker/runner/timers.h"
 
 #include <chrono>

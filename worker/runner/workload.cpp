@@ -1,3 +1,5 @@
+// A case's tensors and workloads (workload.h): seeded inputs and masks, and the block and layer
+// around the kernel, with the fp32 references the checks compare against.
 #include "worker/runner/workload.h"
 
 #include <ATen/record_function.h>

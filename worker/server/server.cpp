@@ -1,3 +1,5 @@
+// attnprof-worker's request loop (server.h): its options, the hello, plugins, and the answer to
+// each protocol request, every failure a reply rather than a crash.
 #include "worker/server/server.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
