@@ -1,3 +1,5 @@
+// The traced pass (traced_pass.h): the traced calls, passes again where the machine changed
+// state, and what they give the case: cost matrix, trace metrics, Perfetto file, roofline.
 #include "worker/runner/traced_pass.h"
 
 #include <algorithm>
@@ -32,61 +34,63 @@ double median_untraced_call_ns(const std::function<at::Tensor()>& work, int call
   return costmatrix::median_call_ns(std::move(walls));
 }
 
-}  // namespace
-
-void traced_pass(const core::Case& c, const env::Description& env,
-                 const std::function<at::Tensor()>& work, core::CaseResult& r,
-                 const TraceOptions& options) {
-  const bool cuda = c.hardware.device.rfind("cuda", 0) == 0;
-  trace::Options opts;
-  std::string why_not;
-  opts.device = cuda && trace::device_tracing_available(&why_not);
-  opts.hardware_counters = options.hardware_counters && opts.device;
-  opts.calls = c.measure.trace_calls;
-  // One untraced call first: whatever the first call after the timed samples does once (a
-  // workspace, a cache) is not what the matrix should show.
-  work();
-  // On the CPU, a pass that ran in another state of the machine than the samples (its median
-  // call beyond costmatrix::kStateFactor of the measured median) is traced again, up to
-  // kPasses passes; where none agrees, the nearest is kept. trace.call_over_median says how far
-  // the kept pass's median call (tracer included) is from the measured median: on calls of a
-  // few microseconds the tracer's own cost alone goes beyond the factor, so this is a figure to
-  // read, not a failure. On a GPU the calls' wall time is not the device time the samples are,
-  // so there is one pass.
-  //
-  // On the CPU each pass comes right after as many untraced calls, timed the same way (wall time
-  // per call): trace.overhead is the kept pass's median call over theirs, what tracing added to
-  // the calls the matrix shows, measured side by side in time, so a change of the machine's
-  // state between the samples and the pass does not enter it.
-  constexpr int kPasses = 3;
-  const double median = r.summary.median_ns;
-  trace::Trace t;
+// A pass the cost matrix is built from, with how it was chosen.
+struct KeptPass {
+  trace::Trace trace;
   int passes = 0;
-  double off = 0;            // |log(pass median call / measured median)| of the kept pass
-  double kept_untraced = 0;  // the median of the untraced calls before it
-  for (bool agreed = false; !agreed && passes < (cuda ? 1 : kPasses);) {
+  double untraced_ns = 0;  // the median of the untraced calls before it (0 on a GPU)
+};
+
+// On the CPU, a pass that ran in another state of the machine than the samples (its median
+// call beyond costmatrix::kStateFactor of the measured median) is traced again, up to
+// kPasses passes; where none agrees, the nearest is kept. trace.call_over_median says how far
+// the kept pass's median call (tracer included) is from the measured median: on calls of a
+// few microseconds the tracer's own cost alone goes beyond the factor, so this is a figure to
+// read, not a failure. On a GPU the calls' wall time is not the device time the samples are,
+// so there is one pass.
+//
+// On the CPU each pass comes right after as many untraced calls, timed the same way (wall time
+// per call): trace.overhead is the kept pass's median call over theirs, what tracing added to
+// the calls the matrix shows, measured side by side in time, so a change of the machine's
+// state between the samples and the pass does not enter it.
+KeptPass trace_until_same_state(const std::function<at::Tensor()>& work,
+                                const trace::Options& opts, double median, bool cuda) {
+  constexpr int kPasses = 3;
+  KeptPass kept;
+  double off = 0;  // |log(pass median call / measured median)| of the kept pass
+  for (bool agreed = false; !agreed && kept.passes < (cuda ? 1 : kPasses);) {
     const double untraced = cuda ? 0 : median_untraced_call_ns(work, opts.calls);
     trace::Trace pass = trace::record([&] { work(); }, opts);
-    ++passes;
+    ++kept.passes;
     const double call = costmatrix::median_call_ns(pass);
     agreed = cuda || costmatrix::same_state(call, median);
     const double distance = call > 0 && median > 0 ? std::abs(std::log(call / median)) : 0;
-    if (passes == 1 || agreed || distance < off) {
-      t = std::move(pass);
+    if (kept.passes == 1 || agreed || distance < off) {
+      kept.trace = std::move(pass);
       off = distance;
-      kept_untraced = untraced;
+      kept.untraced_ns = untraced;
     }
   }
-  r.metrics["trace.passes"] = passes;
+  return kept;
+}
+
+// The cost matrix and what the kept pass says of itself: passes, calls kept, the traced calls'
+// CPU time and their distance from the median, tracing overhead, memory peaks, counters.
+void add_trace_results(const KeptPass& kept, bool cuda, core::CaseResult& r) {
+  const trace::Trace& t = kept.trace;
+  const double median = r.summary.median_ns;
+  r.metrics["trace.passes"] = kept.passes;
   const double kept_call = costmatrix::median_call_ns(t);
   if (!cuda && median > 0 && kept_call > 0) r.metrics["trace.call_over_median"] = kept_call / median;
-  if (!cuda && kept_untraced > 0 && kept_call > 0)
-    r.metrics["trace.overhead"] = kept_call / kept_untraced;
+  if (!cuda && kept.untraced_ns > 0 && kept_call > 0)
+    r.metrics["trace.overhead"] = kept_call / kept.untraced_ns;
   r.cost = costmatrix::build(t);
   r.metrics["trace.calls"] = t.calls;
-  const auto kept = costmatrix::kept_calls(t);
+  const auto kept_calls = costmatrix::kept_calls(t);
   r.metrics["trace.calls_kept"] =
-      kept.empty() ? t.calls : static_cast<double>(std::count(kept.begin(), kept.end(), true));
+      kept_calls.empty() ? t.calls
+                         : static_cast<double>(
+                               std::count(kept_calls.begin(), kept_calls.end(), true));
   // The outermost rows' CPU total per call: what the traced calls cost, to set beside the median.
   double call_ns = 0;
   for (const auto& row : r.cost)
@@ -98,16 +102,23 @@ void traced_pass(const core::Case& c, const env::Description& env,
   for (const auto& note : t.notes)
     if (note.rfind("hardware counters", 0) == 0)
       r.message += (r.message.empty() ? "" : "; ") + note;
-  if (!options.perfetto_dir.empty()) {
-    std::string name = c.key;
-    for (char& ch : name)
-      if (ch == '/') ch = '_';
-    const std::string path = options.perfetto_dir + "/" + name + ".json";
-    std::ofstream out(path);
-    if (!(out << costmatrix::perfetto_json(t)))
-      throw util::EnvironmentError(path + ": cannot write the Perfetto trace");
-  }
+}
 
+// The trace as Chrome/Perfetto JSON in dir, named after the case key ('/' made '_').
+void write_perfetto(const std::string& dir, const std::string& key, const trace::Trace& t) {
+  std::string name = key;
+  for (char& ch : name)
+    if (ch == '/') ch = '_';
+  const std::string path = dir + "/" + name + ".json";
+  std::ofstream out(path);
+  if (!(out << costmatrix::perfetto_json(t)))
+    throw util::EnvironmentError(path + ": cannot write the Perfetto trace");
+}
+
+// A kernel case's roofline figures and bound label, or a block or layer case's attention share.
+void add_roofline_or_share(const core::Case& c, const env::Description& env, bool cuda,
+                           const trace::Trace& t, const TraceOptions& options,
+                           core::CaseResult& r) {
   double peak_gbps = c.hardware.peak_gbps.value_or(0);
   double peak_tflops = c.hardware.peak_tflops.value_or(0);
   if (cuda) {
@@ -137,6 +148,26 @@ void traced_pass(const core::Case& c, const env::Description& env,
   } else if (options.attention_share) {
     r.metrics["attention.share"] = costmatrix::share_of(t, attention_scope(c.kernel));
   }
+}
+
+}  // namespace
+
+void traced_pass(const core::Case& c, const env::Description& env,
+                 const std::function<at::Tensor()>& work, core::CaseResult& r,
+                 const TraceOptions& options) {
+  const bool cuda = c.hardware.device.rfind("cuda", 0) == 0;
+  trace::Options opts;
+  std::string why_not;
+  opts.device = cuda && trace::device_tracing_available(&why_not);
+  opts.hardware_counters = options.hardware_counters && opts.device;
+  opts.calls = c.measure.trace_calls;
+  // One untraced call first: whatever the first call after the timed samples does once (a
+  // workspace, a cache) is not what the matrix should show.
+  work();
+  const KeptPass kept = trace_until_same_state(work, opts, r.summary.median_ns, cuda);
+  add_trace_results(kept, cuda, r);
+  if (!options.perfetto_dir.empty()) write_perfetto(options.perfetto_dir, c.key, kept.trace);
+  add_roofline_or_share(c, env, cuda, kept.trace, options, r);
 }
 
 }  // namespace attnprof::runner

@@ -80,6 +80,22 @@ std::vector<const char*> c_names(const std::vector<std::string>& v) {
   return out;
 }
 
+// Adds n metrics to the host object's configuration; CUPTI's result, for the caller to check.
+CUptiResult add_metrics(const HostObject& host, const char** names, std::size_t n) {
+  auto p = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  p.pHostObject = host.get();
+  p.ppMetricNames = names;
+  p.numMetrics = n;
+  return cuptiProfilerHostConfigAddMetrics(&p);
+}
+
+void add_metrics_or_throw(const HostObject& host, const char** names, std::size_t n,
+                          const std::string& context) {
+  if (const CUptiResult rc = add_metrics(host, names, n); rc != CUPTI_SUCCESS)
+    fail("cuptiProfilerHostConfigAddMetrics", rc, context);
+}
+
 }  // namespace
 
 const std::vector<std::string>& default_counter_metrics() {
@@ -105,22 +121,11 @@ CounterConfig build_counter_config(const std::string& chip, const std::vector<st
   // All metrics in one call: separate calls schedule separate passes (3 instead of 1 for the
   // defaults on GH100). When CUPTI rejects the set, find the culprit so the message names it.
   auto names = c_names(metrics);
-  auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
-      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-  add.pHostObject = host.get();
-  add.ppMetricNames = names.data();
-  add.numMetrics = names.size();
-  if (const CUptiResult rc = cuptiProfilerHostConfigAddMetrics(&add); rc != CUPTI_SUCCESS) {
+  if (const CUptiResult rc = add_metrics(host, names.data(), names.size()); rc != CUPTI_SUCCESS) {
     for (const auto& m : metrics) {
       HostObject probe(chip, counter_availability);
       const char* name = m.c_str();
-      auto one = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
-          CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-      one.pHostObject = probe.get();
-      one.ppMetricNames = &name;
-      one.numMetrics = 1;
-      ATTNPROF_CUPTI_CALL(cuptiProfilerHostConfigAddMetrics, one,
-                          fmt::format("metric \"{}\" on chip {}", m, chip));
+      add_metrics_or_throw(probe, &name, 1, fmt::format("metric \"{}\" on chip {}", m, chip));
     }
     fail("cuptiProfilerHostConfigAddMetrics", rc,
          fmt::format("metrics {} on chip {}", join(metrics), chip));
@@ -149,12 +154,11 @@ CounterConfig build_counter_config(const std::string& chip, const std::vector<st
   return c;
 }
 
-std::map<std::string, double> measure_counters(const std::function<void()>& body,
-                                               const std::vector<std::string>& metrics) {
-  std::string why;
-  if (!device_tracing_available(&why)) throw util::EnvironmentError(why);
-  // The range profiler works on a driver context. Get the current one through the runtime's
-  // entry-point query, so attnprof never links libcuda (absent on GPU-less CI machines).
+namespace {
+
+// The driver context the runtime makes current on this thread. Through the runtime's
+// entry-point query, so attnprof never links libcuda (absent on GPU-less CI machines).
+CUcontext current_context() {
   if (const cudaError_t rc = cudaFree(nullptr); rc != cudaSuccess)
     throw util::EnvironmentError(fmt::format("cudaFree(0): {}", cudaGetErrorString(rc)));
   using CtxGetCurrent = CUresult (*)(CUcontext*);
@@ -167,26 +171,36 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   CUcontext ctx = nullptr;
   if (reinterpret_cast<CtxGetCurrent>(fn)(&ctx) != CUDA_SUCCESS || !ctx)
     throw util::EnvironmentError("cuCtxGetCurrent: no current CUDA context");
-  int device = 0;
-  cudaGetDevice(&device);
+  return ctx;
+}
 
-  CUpti_Profiler_Initialize_Params init =
-      params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-  ATTNPROF_CUPTI_CALL(cuptiProfilerInitialize, init, "");
-  struct DeInit {
-    ~DeInit() {
-      CUpti_Profiler_DeInitialize_Params p = params<CUpti_Profiler_DeInitialize_Params>(
-          CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
-      cuptiProfilerDeInitialize(&p);
-    }
-  } deinit;
+// CUPTI's profiler, initialized for the caller's scope and deinitialized on every path.
+class Profiler {
+ public:
+  Profiler() {
+    CUpti_Profiler_Initialize_Params init =
+        params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    ATTNPROF_CUPTI_CALL(cuptiProfilerInitialize, init, "");
+  }
+  ~Profiler() {
+    CUpti_Profiler_DeInitialize_Params p = params<CUpti_Profiler_DeInitialize_Params>(
+        CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+    cuptiProfilerDeInitialize(&p);
+  }
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+};
 
+std::string chip_name(int device) {
   CUpti_Device_GetChipName_Params cp =
       params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   cp.deviceIndex = static_cast<std::size_t>(device);
   ATTNPROF_CUPTI_CALL(cuptiDeviceGetChipName, cp, "");
-  const std::string chip = cp.pChipName;
+  return cp.pChipName;
+}
 
+// Which counters the system lets this context read, as CUPTI's availability image.
+std::vector<std::uint8_t> counter_availability(CUcontext ctx) {
   CUpti_Profiler_GetCounterAvailability_Params ap =
       params<CUpti_Profiler_GetCounterAvailability_Params>(
           CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
@@ -195,36 +209,36 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   std::vector<std::uint8_t> availability(ap.counterAvailabilityImageSize);
   ap.pCounterAvailabilityImage = availability.data();
   ATTNPROF_CUPTI_CALL(cuptiProfilerGetCounterAvailability, ap, "image");
+  return availability;
+}
 
-  CounterConfig config = build_counter_config(chip, metrics, availability);
-  HostObject host(chip, availability);  // for evaluation
-  {
-    auto names = c_names(metrics);
-    CUpti_Profiler_Host_ConfigAddMetrics_Params p =
-        params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(
-            CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-    p.pHostObject = host.get();
-    p.ppMetricNames = names.data();
-    p.numMetrics = names.size();
-    ATTNPROF_CUPTI_CALL(cuptiProfilerHostConfigAddMetrics, p, "evaluation object");
+// The range profiler enabled on a context, disabled on every path.
+class RangeProfiler {
+ public:
+  RangeProfiler(CUcontext ctx, const std::string& chip) {
+    CUpti_RangeProfiler_Enable_Params ep =
+        params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+    ep.ctx = ctx;
+    ATTNPROF_CUPTI_CALL(cuptiRangeProfilerEnable, ep, "chip " + chip);
+    m_obj = ep.pRangeProfilerObject;
   }
+  ~RangeProfiler() {
+    CUpti_RangeProfiler_Disable_Params p = params<CUpti_RangeProfiler_Disable_Params>(
+        CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    p.pRangeProfilerObject = m_obj;
+    cuptiRangeProfilerDisable(&p);
+  }
+  RangeProfiler(const RangeProfiler&) = delete;
+  RangeProfiler& operator=(const RangeProfiler&) = delete;
+  CUpti_RangeProfiler_Object* get() const { return m_obj; }
 
-  CUpti_RangeProfiler_Enable_Params ep =
-      params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
-  ep.ctx = ctx;
-  ATTNPROF_CUPTI_CALL(cuptiRangeProfilerEnable, ep, "chip " + chip);
-  CUpti_RangeProfiler_Object* obj = ep.pRangeProfilerObject;
-  struct Disable {
-    CUpti_RangeProfiler_Object* obj;
-    ~Disable() {
-      CUpti_RangeProfiler_Disable_Params p = params<CUpti_RangeProfiler_Disable_Params>(
-          CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
-      p.pRangeProfilerObject = obj;
-      cuptiRangeProfilerDisable(&p);
-    }
-  } disable{obj};
+ private:
+  CUpti_RangeProfiler_Object* m_obj = nullptr;
+};
 
-  auto names = c_names(metrics);
+// A counter data image for one range of the named metrics, initialized.
+std::vector<std::uint8_t> counter_data_image(CUpti_RangeProfiler_Object* obj,
+                                             std::vector<const char*>& names) {
   CUpti_RangeProfiler_GetCounterDataSize_Params dp =
       params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
           CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
@@ -242,7 +256,12 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   di.counterDataSize = data.size();
   di.pCounterData = data.data();
   ATTNPROF_CUPTI_CALL(cuptiRangeProfilerCounterDataImageInitialize, di, "");
+  return data;
+}
 
+// One user range at one nesting level, replayed by the user (the body reruns per pass).
+void set_config(CUpti_RangeProfiler_Object* obj, CounterConfig& config,
+                std::vector<std::uint8_t>& data) {
   CUpti_RangeProfiler_SetConfig_Params sc = params<CUpti_RangeProfiler_SetConfig_Params>(
       CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   sc.pRangeProfilerObject = obj;
@@ -258,8 +277,11 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   sc.passIndex = 0;
   sc.targetNestingLevel = 1;
   ATTNPROF_CUPTI_CALL(cuptiRangeProfilerSetConfig, sc, "");
+}
 
-  // User replay: the body runs once per pass (1 for the default metrics on GH100).
+// User replay: the body runs once per pass (1 for the default metrics on GH100), in a range
+// named "body", until CUPTI has every pass.
+void run_passes(CUpti_RangeProfiler_Object* obj, const std::function<void()>& body) {
   for (std::size_t pass = 0;; ++pass) {
     CUpti_RangeProfiler_Start_Params st =
         params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
@@ -283,6 +305,13 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
     if (sp.isAllPassSubmitted) break;
     if (pass > 64) throw util::EnvironmentError("range profiler: more than 64 passes requested");
   }
+}
+
+// The collected data decoded, and each metric's value summed over the ranges, evaluated by the
+// host object configured with the same metrics.
+std::map<std::string, double> evaluate(CUpti_RangeProfiler_Object* obj, const HostObject& host,
+                                       std::vector<std::uint8_t>& data,
+                                       const std::vector<std::string>& metrics) {
   CUpti_RangeProfiler_DecodeData_Params dd = params<CUpti_RangeProfiler_DecodeData_Params>(
       CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   dd.pRangeProfilerObject = obj;
@@ -294,6 +323,7 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
   gi.counterDataImageSize = data.size();
   ATTNPROF_CUPTI_CALL(cuptiRangeProfilerGetCounterDataInfo, gi, "");
 
+  auto names = c_names(metrics);
   std::map<std::string, double> out;
   std::vector<double> values(metrics.size());
   for (std::size_t r = 0; r < gi.numTotalRanges; ++r) {
@@ -311,6 +341,32 @@ std::map<std::string, double> measure_counters(const std::function<void()>& body
     for (std::size_t i = 0; i < metrics.size(); ++i) out[metrics[i]] += values[i];
   }
   return out;
+}
+
+}  // namespace
+
+std::map<std::string, double> measure_counters(const std::function<void()>& body,
+                                               const std::vector<std::string>& metrics) {
+  std::string why;
+  if (!device_tracing_available(&why)) throw util::EnvironmentError(why);
+  // The range profiler works on a driver context.
+  const CUcontext ctx = current_context();
+  int device = 0;
+  cudaGetDevice(&device);
+
+  const Profiler profiler;
+  const std::string chip = chip_name(device);
+  const std::vector<std::uint8_t> availability = counter_availability(ctx);
+  CounterConfig config = build_counter_config(chip, metrics, availability);
+  auto names = c_names(metrics);
+  HostObject host(chip, availability);  // for evaluation
+  add_metrics_or_throw(host, names.data(), names.size(), "evaluation object");
+
+  const RangeProfiler range(ctx, chip);
+  std::vector<std::uint8_t> data = counter_data_image(range.get(), names);
+  set_config(range.get(), config, data);
+  run_passes(range.get(), body);
+  return evaluate(range.get(), host, data, metrics);
 }
 
 }  // namespace attnprof::trace

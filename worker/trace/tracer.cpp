@@ -635,6 +635,30 @@ void copy_description(Trace&& from, Trace& to) {
                        "calls ran different ops): their shapes and memory are not recorded");
 }
 
+#ifdef ATTNPROF_HAVE_CUPTI
+// The device tracer's records of the timed calls into the trace, each kernel, copy and API call
+// given the op that launched it; the warm-up calls' records are dropped with their ops.
+void attach_device_records(DeviceRecords&& r, std::uint64_t first, Trace& t) {
+  t.device_traced = true;
+  t.dropped_records = r.dropped;
+  for (auto& n : r.notes) t.notes.push_back(std::move(n));
+  // External ids are the ops' global indices + 1: the warm-up calls' are 1 to `first`, and
+  // their records go with them.
+  const auto warm_up = [&](std::uint64_t external) { return external >= 1 && external <= first; };
+  std::erase_if(r.device, [&](const DeviceEvent& d) { return warm_up(d.external_id); });
+  std::erase_if(r.api, [&](const ApiEvent& a) { return warm_up(a.external_id); });
+  auto op_of = [&](std::uint64_t external) -> std::int64_t {
+    return external > first && external - first <= t.ops.size()
+               ? static_cast<std::int64_t>(external - first - 1)
+               : -1;
+  };
+  for (auto& d : r.device) d.op = op_of(d.external_id);
+  for (auto& a : r.api) a.op = op_of(a.external_id);
+  t.device = std::move(r.device);
+  t.api = std::move(r.api);
+}
+#endif
+
 }  // namespace
 
 Trace record(const std::function<void()>& body, const Options& options, DeviceTracer* device) {
@@ -683,28 +707,7 @@ Trace record(const std::function<void()>& body, const Options& options, DeviceTr
   session.convert_window(t);
   if (description) copy_description(std::move(*description), t);
 #ifdef ATTNPROF_HAVE_CUPTI
-  if (device) {
-    DeviceRecords& r = records;
-    t.device_traced = true;
-    t.dropped_records = r.dropped;
-    for (auto& n : r.notes) t.notes.push_back(std::move(n));
-    // External ids are the ops' global indices + 1: the warm-up calls' are 1 to `first`, and
-    // their records go with them.
-    const auto warm_up = [&](std::uint64_t external) {
-      return external >= 1 && external <= first;
-    };
-    std::erase_if(r.device, [&](const DeviceEvent& d) { return warm_up(d.external_id); });
-    std::erase_if(r.api, [&](const ApiEvent& a) { return warm_up(a.external_id); });
-    auto op_of = [&](std::uint64_t external) -> std::int64_t {
-      return external > first && external - first <= t.ops.size()
-                 ? static_cast<std::int64_t>(external - first - 1)
-                 : -1;
-    };
-    for (auto& d : r.device) d.op = op_of(d.external_id);
-    for (auto& a : r.api) a.op = op_of(a.external_id);
-    t.device = std::move(r.device);
-    t.api = std::move(r.api);
-  }
+  if (device) attach_device_records(std::move(records), first, t);
 #else
   (void)device;
 #endif
