@@ -1,3 +1,5 @@
+// Where a run came from (run_metadata.h): the --commit, --branch, --pr and --ci-url options,
+// else GitHub Actions' variables, else `git` in the working directory.
 #include "harness/cli/run_metadata.h"
 
 #include <cstdio>

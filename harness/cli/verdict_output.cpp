@@ -1,3 +1,5 @@
+// What compare and ab do with their verdicts (verdict_output.h): --tolerance, annotations and
+// Perf-Accept trailers, the report options and publishing, recording the verdicts.
 #include "harness/cli/verdict_output.h"
 
 #include <fmt/format.h>
