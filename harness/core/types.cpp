@@ -1,3 +1,5 @@
+// The few functions of the shared records (types.h): element sizes, kept samples, and the
+// environment fingerprint that keys every history.
 #include "harness/core/types.h"
 
 #include <fmt/format.h>
