@@ -1,3 +1,5 @@
+// Human decisions applied to verdicts, and Perf-Accept commit trailers read as accept
+// annotations (annotations.h).
 #include "harness/gate/annotations.h"
 
 #include <fmt/format.h>

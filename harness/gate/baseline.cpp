@@ -1,3 +1,5 @@
+// Baseline files (baseline.h): parsed with every problem named at file:line:col, made from
+// stored runs, and written back as YAML.
 #include "harness/gate/baseline.h"
 
 #include <fmt/format.h>

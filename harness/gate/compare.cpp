@@ -1,3 +1,5 @@
+// The gate's verdicts and exit code (compare.h): each case's effect size and evidence against
+// its baseline, committed file or history, decided against the case's tolerance.
 #include "harness/gate/compare.h"
 
 #include <fmt/format.h>

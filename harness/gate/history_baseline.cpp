@@ -1,3 +1,5 @@
+// A baseline from the stored history (history_baseline.h): each judged case's earlier runs,
+// cut to its segment and window, minus ignored and differently timed runs.
 #include "harness/gate/history_baseline.h"
 
 #include <fmt/format.h>

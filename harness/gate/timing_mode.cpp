@@ -1,3 +1,5 @@
+// A case's timing mode from its result's metrics, and its description for reports
+// (timing_mode.h).
 #include "harness/gate/timing_mode.h"
 
 namespace attnprof::gate {

@@ -1,3 +1,5 @@
+// Whether a run's changes look like the machine rather than the code, and marking an
+// environmental run's verdicts inconclusive (validity.h).
 #include "harness/gate/validity.h"
 
 #include <fmt/format.h>
