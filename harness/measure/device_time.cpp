@@ -1,3 +1,5 @@
+// The GPU timer's arithmetic, apart from any GPU (device_time.h): batch sizes, a call's time
+// from its CUPTI records, and which of a sample's two durations is the sample.
 #include "harness/measure/device_time.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// DeviceTimer's decisions (device_timer.h): the probe, cold or graph-batched calls, CUPTI or
+// events, and every fallback, made on parts that tests replace with fakes.
 #include "harness/measure/device_timer.h"
 
 #include <fmt/format.h>

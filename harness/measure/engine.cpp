@@ -1,3 +1,5 @@
+// The sampling engine (engine.h): warm-up until stationary, sampling until the median's CI is
+// narrow or a budget ends it, then the summary with throttled samples marked.
 #include "harness/measure/engine.h"
 
 #include <algorithm>
