@@ -1,3 +1,5 @@
+// Plain-text and markdown tables that fit a terminal, and the one-line, wrapped and escaped
+// cells they are made of (format.h).
 #include "harness/report/format.h"
 
 #include <algorithm>

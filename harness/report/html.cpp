@@ -1,3 +1,5 @@
+// The self-contained HTML reports (html.h): a run, a gate's verdicts and a case's history,
+// with their roofline, A/B rounds and history charts drawn as inline SVG.
 #include "harness/report/html.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The live progress line of a run on a terminal, or one plain line per case elsewhere
+// (progress.h).
 #include "harness/report/progress.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Writing a gate's reports to the files asked for and to GitHub Actions' job summary and
+// annotations (publish.h).
 #include "harness/report/publish.h"
 
 #include <fmt/format.h>

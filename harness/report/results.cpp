@@ -1,3 +1,5 @@
+// The results table `attnprof run` prints, one row per case, and its status counts
+// (results.h).
 #include "harness/report/results.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The gate's verdicts rendered for people and CI (verdicts.h): console table, markdown,
+// workflow annotations, JUnit XML and JSON, all from one GateReport.
 #include "harness/report/verdicts.h"
 
 #include <fmt/format.h>
