@@ -1,3 +1,5 @@
+// Collecting a scenario's problems to report them all at once, and the "did you mean" that
+// proposes the nearest valid word (diags.h).
 #include "harness/scenario/diags.h"
 
 #include <fmt/format.h>

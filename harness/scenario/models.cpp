@@ -1,3 +1,5 @@
+// Model geometry: the embedded presets (scenarios/models.yaml) and a scenario's own models:,
+// read and checked alike (models.h).
 #include "harness/scenario/models.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Reading a scenario's hardware:, measure: and gate: blocks over core/types.h's defaults
+// (settings.h).
 #include "harness/scenario/settings.h"
 
 #include <fmt/format.h>

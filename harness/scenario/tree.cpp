@@ -1,3 +1,5 @@
+// Parsing YAML into a tree whose every node keeps the file, line and column it came from, and
+// merging two such trees (tree.h).
 #include "harness/scenario/tree.h"
 
 #include <fmt/format.h>

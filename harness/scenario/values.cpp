@@ -1,3 +1,5 @@
+// Typed reads of scenario values (values.h): integers, numbers, durations, percentages,
+// choices and mappings' keys, a wrong one reported at the value.
 #include "harness/scenario/values.h"
 
 #include <fmt/format.h>
