@@ -1,3 +1,4 @@
+// Benjamini-Hochberg adjustment of a run's per-case p-values (benjamini_hochberg.h).
 #include "harness/stats/benjamini_hochberg.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Seeded percentile bootstrap of the ratio of two medians, the gate's effect size
+// (bootstrap.h).
 #include "harness/stats/bootstrap.h"
 
 #include <algorithm>

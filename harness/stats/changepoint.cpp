@@ -1,3 +1,5 @@
+// Change points in a series (changepoint.h): E-divisive means proposes splits, a permutation
+// test accepts them, and a merge step drops those that fail a Welch t-test or are too small.
 #include "harness/stats/changepoint.h"
 
 #include <algorithm>

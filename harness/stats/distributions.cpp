@@ -1,3 +1,5 @@
+// The normal, binomial and Wilcoxon signed-rank distribution functions the tests and
+// intervals need (distributions.h).
 #include "harness/stats/distributions.h"
 
 #include <algorithm>

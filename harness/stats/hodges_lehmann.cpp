@@ -1,3 +1,5 @@
+// Hodges-Lehmann shift and ratio estimates, two-sample and one-sample, with their rank-test
+// confidence intervals (hodges_lehmann.h).
 #include "harness/stats/hodges_lehmann.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The Mann-Whitney U test with tie and continuity corrections (mann_whitney.h).
 #include "harness/stats/mann_whitney.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Distribution-free confidence interval of the median from order statistics (median_ci.h).
 #include "harness/stats/median_ci.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Quantiles, the median and the median absolute deviation of a sample (quantile.h).
 #include "harness/stats/quantile.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Average ranks with ties, and the tie term, for the rank tests (ranks.h).
 #include "harness/stats/ranks.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The Wald-Wolfowitz runs test of whether values in time order come in stretches
+// (runs_test.h).
 #include "harness/stats/runs_test.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// The Wilcoxon signed-rank test on paired differences (signed_rank.h).
 #include "harness/stats/signed_rank.h"
 
 #include <algorithm>

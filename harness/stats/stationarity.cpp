@@ -1,3 +1,5 @@
+// Whether a sequence of timings has settled: its last two windows' medians agree
+// (stationarity.h).
 #include "harness/stats/stationarity.h"
 
 #include <cmath>

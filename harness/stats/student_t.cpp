@@ -1,3 +1,5 @@
+// Student's t distribution's cdf and quantile, by the regularized incomplete beta function
+// (student_t.h).
 #include "harness/stats/student_t.h"
 
 #include <cmath>

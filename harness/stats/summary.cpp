@@ -1,3 +1,4 @@
+// core::Summary of a sample: the robust figures every report and baseline carries (summary.h).
 #include "harness/stats/summary.h"
 
 #include <numeric>
