@@ -1,3 +1,5 @@
+// Change points in the stored history, per case, metric and environment, each with the commit
+// range it happened in (changes.h).
 #include "harness/store/changes.h"
 
 #include <map>

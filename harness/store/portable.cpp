@@ -1,3 +1,5 @@
+// attnprof export and import (portable.h): the history as JSON lines; an import checks every
+// line before it stores anything, in one transaction.
 #include "harness/store/portable.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The history subcommands' text (render.h): tables, CSV, JSON, the sparkline, and the times
+// they print and read.
 #include "harness/store/render.h"
 
 #include <fmt/format.h>

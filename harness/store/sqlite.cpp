@@ -1,3 +1,5 @@
+// The RAII layer over SQLite's C API (sqlite.h): connections, statements and transactions,
+// every call checked and a failure described for the user.
 #include "harness/store/sqlite.h"
 
 #include <fmt/format.h>
