@@ -1,3 +1,5 @@
+// glibc allocator settings that keep freed memory, so a CPU kernel's temporaries do not fault
+// their pages in again on every timed call (allocator.h).
 #include "harness/util/allocator.h"
 
 #include <malloc.h>

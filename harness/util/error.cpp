@@ -1,3 +1,5 @@
+// Diagnostics as "path:line:col: message" text, control characters escaped, and the errors
+// that carry them (error.h).
 #include "harness/util/error.h"
 
 #include <fmt/format.h>

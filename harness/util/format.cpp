@@ -1,3 +1,5 @@
+// The duration format of every table attnprof prints, and the whitespace rule that puts text
+// on one line (format.h).
 #include "harness/util/format.h"
 
 #include <fmt/format.h>
