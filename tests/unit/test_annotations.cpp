@@ -1,3 +1,5 @@
+// gate::annotations: which runs, branches and environments an annotation applies to, what
+// accept, ignore and reset do to verdicts, and Perf-Accept trailers.
 #include <doctest/doctest.h>
 
 #include <limits>

@@ -1,3 +1,5 @@
+// gate::baseline: baseline files parsed, checked with exact messages, made from runs, and
+// written back as the exact text that reads back the same.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// stats::benjamini_hochberg: the step-up adjustment, its cap, monotonicity and NaNs.
 #include <doctest/doctest.h>
 
 #include <cmath>

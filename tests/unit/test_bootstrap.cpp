@@ -1,3 +1,5 @@
+// stats::bootstrap_median_ratio: the interval, its seed, degenerate and empty samples, and its
+// coverage.
 #include <doctest/doctest.h>
 
 #include <cmath>

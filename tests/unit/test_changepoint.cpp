@@ -1,3 +1,5 @@
+// stats::detect_change_points on synthetic series: steps found where they are, with their
+// size, and none in pure noise.
 #include <doctest/doctest.h>
 
 #include <cmath>

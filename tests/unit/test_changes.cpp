@@ -1,3 +1,5 @@
+// store::find_changes on a stored history: a slowdown reported with its commit range, per
+// environment.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 

@@ -1,3 +1,5 @@
+// gate::compare, check_baseline and timing_mode: the verdict each kind of change gets,
+// baselines of several runs, and cases timed differently.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 

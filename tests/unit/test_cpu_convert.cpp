@@ -1,3 +1,4 @@
+// kernels/cpu/convert.h: half and bfloat16 to float and back, rounding to nearest even.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// The CPU flash kernel against the naive reference: shapes, masks, GQA, dtypes, packed
+// sequences and thread counts.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The CPU reference kernel against answers worked by hand, mask by mask.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// store::Database: runs, annotations and verdicts round-trip; prune and merge; damaged,
+// foreign or locked files refused untouched; concurrent writers and kill -9 lose no run.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sqlite3.h>

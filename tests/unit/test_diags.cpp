@@ -1,3 +1,4 @@
+// scenario::diags: edit distance, did-you-mean proposals, and one report per message and spot.
 #include <doctest/doctest.h>
 
 #include "harness/scenario/diags.h"

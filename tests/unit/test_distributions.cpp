@@ -1,3 +1,4 @@
+// stats::distributions: the normal and binomial functions against tables and each other.
 #include <doctest/doctest.h>
 
 #include <initializer_list>

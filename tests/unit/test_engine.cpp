@@ -1,3 +1,5 @@
+// measure::engine on scripted timers: how warm-up, sampling and the budgets end, and what the
+// summary says.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// report::format and util::format_duration: durations, table alignment, one-line cells,
+// wrapping, and tables too wide for the terminal.
 #include <doctest/doctest.h>
 
 #include "harness/report/format.h"

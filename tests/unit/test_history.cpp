@@ -1,3 +1,5 @@
+// store::history: its filters, metrics and order on a stored history, bound parameters, and
+// the query plans that keep it fast.
 #include <doctest/doctest.h>
 
 #include "harness/store/history.h"

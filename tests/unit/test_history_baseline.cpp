@@ -1,3 +1,5 @@
+// gate::history_baseline on a stored history: branch, environment, window, segments,
+// ignores and timing modes, and the verdicts it leads to.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 

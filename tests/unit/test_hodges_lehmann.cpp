@@ -1,3 +1,4 @@
+// stats::hodges_lehmann: estimates and interval ranks against hand, brute force and R.
 #include <doctest/doctest.h>
 
 #include <algorithm>

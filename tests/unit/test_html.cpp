@@ -1,3 +1,5 @@
+// report::html: a run's results and roofline, a gate's verdicts worst first with its A/B rounds,
+// and a case's history chart.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// scenario::case_key: what a key names, and that lengths, not their spelling, identify a case.
 #include <doctest/doctest.h>
 
 #include "harness/scenario/scenario.h"

@@ -1,3 +1,5 @@
+// scenario::load and load_text: how workloads expand into cases and keys, and the exact message
+// for every kind of bad scenario.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <unistd.h>

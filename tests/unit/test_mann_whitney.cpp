@@ -1,3 +1,4 @@
+// stats::mann_whitney: separation, ties, degenerate samples and its rate under the null.
 #include <doctest/doctest.h>
 
 #include <vector>

@@ -1,3 +1,4 @@
+// stats::median_ci: ranks from the binomial, small samples, and coverage on skewed data.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// scenario::models: the embedded presets' geometry, and that a scenario cannot redefine one.
 #include <doctest/doctest.h>
 
 #include "harness/scenario/scenario.h"

@@ -1,3 +1,4 @@
+// report::Progress: plain lines off a terminal, the live line on one, and the ETA's format.
 #include <doctest/doctest.h>
 
 #include <cstdio>

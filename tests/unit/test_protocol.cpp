@@ -1,3 +1,4 @@
+// worker::protocol: the hello's version check, one message per line, samples round-tripped.
 #include <doctest/doctest.h>
 
 #include "harness/worker/protocol.h"

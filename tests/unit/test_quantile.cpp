@@ -1,3 +1,4 @@
+// stats::quantile and stats::summarize: type-7 quantiles, MAD's robustness, the summary.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// store::render: the sparkline, history as table, CSV and JSON, times, format names.
 #include <doctest/doctest.h>
 
 #include <vector>

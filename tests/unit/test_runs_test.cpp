@@ -1,3 +1,4 @@
+// stats::runs_test: stretches against shuffled values, and too few values for a claim.
 #include <doctest/doctest.h>
 
 #include <vector>

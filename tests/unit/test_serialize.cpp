@@ -1,3 +1,5 @@
+// store::serialize: records round-trip field by field; wrong types and enum values name the
+// field.
 #include <doctest/doctest.h>
 
 #include "harness/store/serialize.h"

@@ -1,3 +1,5 @@
+// scenario::shard: shards partition and balance the cases whatever their order, and --shard
+// i/n is checked.
 #include <doctest/doctest.h>
 
 #include <algorithm>

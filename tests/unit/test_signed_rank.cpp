@@ -1,3 +1,4 @@
+// stats::wilcoxon_signed_rank: the exact null distribution, R's examples, zeros and ties.
 #include <doctest/doctest.h>
 
 #include <vector>

@@ -1,3 +1,4 @@
+// stats::check_stationary: a drifting warm-up against its settled tail.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// stats::student_t: quantiles against published tables; the cdf inverts them.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// core::types and util::error: the pinned environment fingerprint, enum names, diagnostics.
 #include <doctest/doctest.h>
 
 #include <string>

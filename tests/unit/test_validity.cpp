@@ -1,3 +1,4 @@
+// gate::validity: when a run is environmental, and what that does to its verdicts.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// scenario::values: units for durations and percentages, ranges for integers.
 #include <doctest/doctest.h>
 
 #include "harness/scenario/values.h"

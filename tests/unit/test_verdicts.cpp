@@ -1,3 +1,5 @@
+// report::verdicts: workflow annotations, counts, and the markdown report's exact text and
+// limits.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
