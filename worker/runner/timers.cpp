@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "harness/core/clock.h"
 #include "worker/runner/workload.h"
 
 #ifdef ATTNPROF_HAVE_CUDA
@@ -20,9 +21,7 @@ class CpuTimer final : public CaseTimer {
   explicit CpuTimer(std::function<void()> call) : m_call(std::move(call)) {}
   core::Sample sample() override {
     core::Sample s;
-    s.at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
-                  .count();
+    s.at_ns = core::epoch_ns();
     auto t0 = std::chrono::steady_clock::now();
     m_call();
     auto t1 = std::chrono::steady_clock::now();
