@@ -1,3 +1,5 @@
+// The machine description as plain data (environment.h): its JSON, its rendering for
+// `attnprof env`, and the stable fingerprint of a device that history is kept under.
 #include "harness/env/environment.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The built-in kernel names without LibTorch (names.h): what `validate` and `list` check
+// scenarios against in attnprof, kept equal to the worker's registry by a test.
 #include "harness/kernel/names.h"
 
 namespace attnprof::kernel {

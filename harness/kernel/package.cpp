@@ -1,3 +1,5 @@
+// Compiled packages (package.h): where an aoti:PATH.pt2 file is, and which inputs a case
+// calls it with.
 #include "harness/kernel/package.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// attnprof's end of the worker protocol (client.h): start an attnprof-worker, speak to it over
+// pipes, and turn its death, silence or a broken reply into a Failure.
 #include "harness/worker/client.h"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The line protocol between attnprof and attnprof-worker (protocol.h): one JSON object per
+// line, written and read here for both ends.
 #include "harness/worker/protocol.h"
 
 #include <fmt/format.h>

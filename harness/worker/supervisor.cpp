@@ -1,3 +1,5 @@
+// The Supervisor (supervisor.h): a worker per case as needed, each failure turned into the
+// case's error, a fresh worker started for the next case.
 #include "harness/worker/supervisor.h"
 
 #include <fmt/format.h>
