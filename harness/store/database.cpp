@@ -636,7 +636,7 @@ void Database::write_rounds(const std::string& pair_id, const std::vector<AbRoun
   sql::Transaction tx(m_db);
   sql::Statement ins(m_db,
                      "INSERT OR REPLACE INTO ab_rounds(pair_id, case_key, round, base_first, "
-                     "base_ns, head_ns, base_n, head_n, at_ns) VALUES (?,?,?,?,?,?,?,?,?)");
+                     "base_ns, head_ns, base_n, head_n, at_ns, pass) VALUES (?,?,?,?,?,?,?,?,?,?)");
   for (const auto& r : rounds)
     ins.bind(1, pair_id)
         .bind(2, r.case_key)
@@ -647,6 +647,7 @@ void Database::write_rounds(const std::string& pair_id, const std::vector<AbRoun
         .bind(7, r.base_n)
         .bind(8, r.head_n)
         .bind(9, r.at_ns)
+        .bind(10, r.pass)
         .run();
   tx.commit();
 }
@@ -654,8 +655,8 @@ void Database::write_rounds(const std::string& pair_id, const std::vector<AbRoun
 std::vector<AbRound> Database::rounds(const std::string& pair_id) {
   std::vector<AbRound> out;
   sql::Statement st(m_db,
-                    "SELECT case_key, round, base_first, base_ns, head_ns, base_n, head_n, at_ns "
-                    "FROM ab_rounds WHERE pair_id = ? ORDER BY case_key, round");
+                    "SELECT case_key, round, base_first, base_ns, head_ns, base_n, head_n, at_ns, "
+                    "pass FROM ab_rounds WHERE pair_id = ? ORDER BY case_key, round");
   st.bind(1, pair_id);
   while (st.step()) {
     AbRound r;
@@ -667,6 +668,7 @@ std::vector<AbRound> Database::rounds(const std::string& pair_id) {
     r.base_n = static_cast<int>(st.int64(5));
     r.head_n = static_cast<int>(st.int64(6));
     r.at_ns = st.int64(7);
+    r.pass = static_cast<int>(st.int64(8));
     out.push_back(std::move(r));
   }
   return out;

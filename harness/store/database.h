@@ -72,6 +72,7 @@ struct AbRound {
   double base_ns = 0, head_ns = 0;  // each batch's median
   int base_n = 0, head_n = 0;       // samples in each batch
   std::int64_t at_ns = 0;
+  int pass = 0;  // the pair of workers that measured it (0, 1, ...: attnprof ab starts several)
 };
 
 struct MergeStats {

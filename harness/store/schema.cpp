@@ -139,12 +139,21 @@ ALTER TABLE cost_rows ADD COLUMN bytes_freed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE cost_rows ADD COLUMN kernel_ns TEXT NOT NULL DEFAULT '[]';
 )sql";
 
+// v6: which pair of workers measured each A/B round. attnprof ab measures a case with several
+// pairs of fresh workers, and its statistic has the pair as a level (gate/paired.h): every
+// round of one pair shares that pair's bias. Rounds stored before v6 read as pass 0, one pair:
+// what attnprof ab measured then, its confirmation pass aside, which it did not mark.
+constexpr const char* v6 = R"sql(
+ALTER TABLE ab_rounds ADD COLUMN pass INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
     {3, "A/B pairs and their rounds", v3},
     {4, "indexes for history reads: runs by branch and time, runs by commit", v4},
     {5, "cost rows: launches, copies, input dtypes, bytes freed, device time per kernel", v5},
+    {6, "A/B rounds: the pair of workers that measured each", v6},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

@@ -446,7 +446,7 @@ core::Run run_from_json(const json& j) {
 json to_json(const AbRound& r) {
   return {{"case", r.case_key}, {"round", r.round},     {"base_first", r.base_first},
           {"base_ns", r.base_ns}, {"head_ns", r.head_ns}, {"base_n", r.base_n},
-          {"head_n", r.head_n},   {"at_ns", r.at_ns}};
+          {"head_n", r.head_n},   {"at_ns", r.at_ns},     {"pass", r.pass}};
 }
 
 AbRound ab_round_from_json(const json& j) {
@@ -461,6 +461,8 @@ AbRound ab_round_from_json(const json& j) {
   get(j, "base_n", r.base_n);
   get(j, "head_n", r.head_n);
   get(j, "at_ns", r.at_ns);
+  get(j, "pass", r.pass);  // absent in exports made before schema v6: one pair, pass 0
+  if (r.pass < 0) throw FieldError("pass", fmt::format("expected 0 or more, got {}", r.pass));
   if (r.round < 0) throw FieldError("round", fmt::format("expected 0 or more, got {}", r.round));
   for (auto [key, ns] : {std::pair{"base_ns", r.base_ns}, std::pair{"head_ns", r.head_ns}})
     if (!(ns > 0) || !std::isfinite(ns))

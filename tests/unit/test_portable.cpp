@@ -75,7 +75,8 @@ TEST_SUITE("store::portable") {
   TEST_CASE("an A/B pair's rounds travel with its runs, as version 2; a pair left out keeps none") {
     TempDir dir;
     auto src = Database::open(dir.file("a.db"));
-    const auto pair = testing::make_ab_pair("pair-1", 10);
+    auto pair = testing::make_ab_pair("pair-1", 10);
+    pair.rounds[2].pass = 1;  // measured by a second pair of workers
     src.write_run(pair.base);
     src.write_run(pair.head);
     src.write_rounds("pair-1", pair.rounds);
@@ -95,6 +96,8 @@ TEST_SUITE("store::portable") {
     CHECK(back[2].base_ns == 102);
     CHECK(back[2].head_ns == 112);
     CHECK(back[2].base_first);
+    CHECK(back[2].pass == 1);
+    CHECK(back[1].pass == 0);
     CHECK(back[1].head_n == 4);
     CHECK(dst.find_pair("pair-1"));
     // The same export, imported into a history without its runs (the run lines dropped, as a

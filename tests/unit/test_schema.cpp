@@ -172,4 +172,38 @@ TEST_SUITE("store::schema") {
     auto fresh = Database::open(dir.file("fresh.db"));
     CHECK(layout(db) == layout(fresh));
   }
+  TEST_CASE("v5 database: A/B rounds gain their pair of workers; old rounds read as pass 0") {
+    TempDir dir;
+    const std::string p = dir.file("v5.db");
+    {
+      // A v5 history with one A/B round, as a v5 build wrote it.
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      for (const auto& m : store::schema::migrations())
+        if (m.version <= 5)
+          REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+      const char* data = R"sql(
+        INSERT INTO ab_rounds VALUES ('pair-5', 'm/prefill/b1/eager', 0, 1, 100.0, 110.0, 4, 4, 7);
+        PRAGMA user_version = 5;
+      )sql";
+      REQUIRE(sqlite3_exec(raw, data, nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    auto db = Database::open(p);
+    CHECK(db.opened_at_version() == 5);
+    auto old = db.rounds("pair-5");
+    REQUIRE(old.size() == 1);
+    CHECK(old[0].head_ns == 110.0);
+    CHECK(old[0].pass == 0);
+    // Rounds written after the migration keep their pair of workers.
+    store::AbRound r = old[0];
+    r.round = 1;
+    r.pass = 2;
+    db.write_rounds("pair-5", {r});
+    auto back = db.rounds("pair-5");
+    REQUIRE(back.size() == 2);
+    CHECK(back[1].pass == 2);
+    auto fresh = Database::open(dir.file("fresh.db"));
+    CHECK(layout(db) == layout(fresh));
+  }
 }
