@@ -1,118 +1,136 @@
-// Paired A/B statistics (harness/gate/paired.h) against unpaired comparisons on identical
-// synthetic data from a drifting shared machine (tests/unit/paired_simulation.h: a random walk
-// of the machine's speed with sudden +-60% steps, 3% sample noise, 2% preempted samples).
-// For each drift level and true slowdown, over many seeded trials:
-//   paired         gate::compare_paired on the per-round log ratios of an interleaved A/B
-//   unpaired/AB    gate::compare (bootstrap, Mann-Whitney) on the same A/B's pooled samples
-//   naive/AB       median ratio beyond the tolerance, on the same pooled samples
-//   unpaired/seq   gate::compare when base was measured first and head after (a baseline file)
-//   naive/seq      the median ratio rule on that sequential data
-// Each column gives the shares of trials judged regression / improvement / unchanged (the rest
-// is inconclusive). At 0% slowdown regressions and improvements are false alarms; above the
-// tolerance a regression is a detection. Rates only, no timings: the point is what each method
-// concludes from the same numbers.
+// Paired A/B statistics (harness/gate/paired.h) on synthetic sessions from a drifting shared
+// machine (tests/unit/paired_simulation.h: a random walk of the machine's speed with sudden
+// +-60% steps, 3% sample noise, 2% preempted samples) where every worker process also carries
+// a bias of its own for its whole life (layout, page placement, core; `bias` below, the sd of
+// one worker's log bias). Two tables, over many seeded sessions:
 //
-//   build-*/bench/bench_paired [trials=200] [rounds=64] [tolerance=0.02]
+// 1. One fixed design (pairs x rounds), the same numbers judged four ways:
+//      two-level      gate::compare_paired: pairs of workers as a level of the statistic
+//      rounds only    the signed-rank interval over all rounds pooled, as if one pair of
+//                     workers were the population (the statistic attnprof ab used before)
+//      unpaired       gate::compare (bootstrap, Mann-Whitney) on the pooled samples
+//      naive          the median ratio beyond the tolerance
+//    Each column: the shares judged regression / improvement / unchanged (the rest is
+//    inconclusive) and the coverage of the 99% interval (cov). At 0% slowdown regressions and
+//    improvements are false verdicts.
+// 2. The stop rule across pairs (check_stop after each pair, then the verdict): the shares of
+//    sessions judged each way, the 99% interval's coverage of the true ratio, and the mean
+//    pairs used, per tolerance and true slowdown.
+//
+//   build-*/bench/bench_paired [sessions=400] [bias=0.011] [rounds=16] [max_pairs=12]
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "harness/stats/hodges_lehmann.h"
 #include "tests/unit/paired_simulation.h"
 
 using namespace attnprof;
 
-int main(int argc, char** argv) {
-  const int trials = argc > 1 ? std::atoi(argv[1]) : 200;
-  const int rounds = argc > 2 ? std::atoi(argv[2]) : 64;
-  const double tolerance = argc > 3 ? std::atof(argv[3]) : 0.02;
+namespace {
+
+struct Tally {
+  int reg = 0, impr = 0, unch = 0, covered = 0, n = 0;
+  long pairs = 0;
+  void add(const gate::CaseVerdict& v, double truth) {
+    ++n;
+    reg += v.verdict == gate::Verdict::regression;
+    impr += v.verdict == gate::Verdict::improvement;
+    unch += v.verdict == gate::Verdict::unchanged;
+    covered += std::isfinite(v.ci_low) && v.ci_low <= truth && truth <= v.ci_high;
+  }
+  double pct(int x) const { return n ? 100.0 * x / n : 0; }
+  void print() const {
+    std::printf(" %3.0f%% %3.0f%% %3.0f%% %5.1f%% |", pct(reg), pct(impr), pct(unch), pct(covered));
+  }
+};
+
+// The statistic over rounds alone: the signed-rank interval of all rounds' log ratios.
+gate::CaseVerdict rounds_only(const testing::Simulated& s, const gate::Options& o) {
+  std::vector<double> d;
+  for (const auto& r : s.rounds) d.push_back(std::log(r.head_ns / r.base_ns));
+  const auto est = stats::hodges_lehmann_one_sample(d, o.confidence);
+  gate::CaseVerdict v;
+  v.tolerance = *o.tolerance;
+  v.ratio = std::exp(est.shift);
+  v.ci_low = std::exp(est.ci.low);
+  v.ci_high = std::exp(est.ci.high);
+  v.p_adjusted = gate::no_value;
+  gate::decide(v, o, "rounds", "");
+  return v;
+}
+
+gate::CaseVerdict as_verdict(gate::Verdict verdict) {
+  gate::CaseVerdict v;
+  v.verdict = verdict;
+  v.ci_low = v.ci_high = gate::no_value;
+  return v;
+}
+
+void fixed_design(int sessions, const testing::Workers& w, int pairs, double tolerance) {
   gate::Options o;
   o.tolerance = tolerance;
   o.resamples = 2000;
-  struct Level {
-    const char* name;
-    testing::Drift drift;
-  };
-  testing::Drift quiet;
-  quiet.walk = quiet.within_walk = 0.002;
-  quiet.step_chance = quiet.within_step_chance = 0;
-  quiet.outlier_chance = 0;
-  testing::Drift mild;
-  mild.walk = 0.01;
-  mild.within_walk = 0.005;
-  mild.step_chance = 0.01;
-  mild.within_step_chance = 0.002;
-  mild.step = 0.1;
-  const Level levels[] = {{"quiet", quiet}, {"mild drift", mild}, {"strong drift", {}}};
+  std::printf("\n1. %d pairs x %d rounds, worker bias sd %.1f%%, tolerance %.1f%%, %d sessions\n",
+              pairs, w.rounds, w.bias_sd * 100, tolerance * 100, sessions);
+  std::printf("%5s | %-25s | %-25s | %-25s | %-25s |\n", "slow", "two-level", "rounds only",
+              "unpaired", "naive");
+  std::printf("%5s |", "");
+  for (int i = 0; i < 4; ++i) std::printf(" %-25s |", " reg impr unch   cov");
+  std::printf("\n");
+  for (double slow : {0.0, 0.03, 0.05, 0.10}) {
+    Tally t[4];
+    for (int k = 0; k < sessions; ++k) {
+      testing::Machine m(7000 + k, {});
+      testing::Simulated s;
+      for (int p = 0; p < pairs; ++p) m.add_pair(s, 1e5, 1e5 * (1 + slow), w);
+      t[0].add(testing::judge_paired(s, o), 1 + slow);
+      t[1].add(rounds_only(s, o), 1 + slow);
+      t[2].add(testing::judge_unpaired(s, o), 1 + slow);
+      t[3].add(as_verdict(testing::judge_naive(s, tolerance)), 1 + slow);
+    }
+    std::printf("%4.0f%% |", slow * 100);
+    for (const auto& x : t) x.print();
+    std::printf("\n");
+  }
+}
 
-  std::printf("%d trials, %d rounds of %d samples a side, tolerance %.1f%%\n", trials, rounds,
-              testing::Drift{}.batch, tolerance * 100);
-  std::printf("%-13s %5s | %-14s | %-14s | %-14s | %-14s | %-14s |\n", "machine", "slow", "paired",
-              "unpaired/AB", "naive/AB", "unpaired/seq", "naive/seq");
-  std::printf("%-13s %5s |", "", "");
-  for (int i = 0; i < 5; ++i) std::printf(" %-14s |", " reg impr unch");
-  std::printf("\n%s\n", std::string(104, '-').c_str());
-  for (const auto& level : levels) {
-    for (double slow : {0.0, 0.03, 0.05, 0.10}) {
-      int reg[5] = {}, impr[5] = {}, unch[5] = {};
-      auto count = [&](int i, gate::Verdict v) {
-        reg[i] += v == gate::Verdict::regression;
-        impr[i] += v == gate::Verdict::improvement;
-        unch[i] += v == gate::Verdict::unchanged;
-      };
-      for (int t = 0; t < trials; ++t) {
-        testing::Machine ab(7000 + t, level.drift), seq(9000 + t, level.drift);
-        auto s = ab.interleaved(1e5, 1e5 * (1 + slow), rounds);
-        auto q = seq.sequential(1e5, 1e5 * (1 + slow), rounds);
-        count(0, testing::judge_paired(s, o).verdict);
-        count(1, testing::judge_unpaired(s, o).verdict);
-        count(2, testing::judge_naive(s, tolerance));
-        count(3, testing::judge_unpaired(q, o).verdict);
-        count(4, testing::judge_naive(q, tolerance));
+void stop_rule(int sessions, const testing::Workers& w, const gate::StopRule& rule) {
+  std::printf("\n2. stop rule: %d-%d pairs of %d rounds, worker bias sd %.1f%%, %d sessions\n",
+              rule.min_pairs, rule.max_pairs, w.rounds, w.bias_sd * 100, sessions);
+  std::printf("  %4s %5s | %5s %5s %5s %5s | %6s | %5s\n", "tol", "slow", "reg", "impr", "unch",
+              "inc", "cov99", "pairs");
+  for (double tol : {0.01, 0.02, 0.05}) {
+    for (double slow : {0.0, 0.02, 0.05, 0.10}) {
+      Tally t;
+      for (int k = 0; k < sessions; ++k) {
+        testing::Machine m(11000 + k, {});
+        const auto out = testing::run_session(m, 1e5, 1e5 * (1 + slow), tol, w, rule);
+        t.add(out.verdict, 1 + slow);
+        t.pairs += out.pairs;
       }
-      auto pct = [&](int x) { return 100.0 * x / trials; };
-      std::printf("%-13s %4.0f%% |", level.name, slow * 100);
-      for (int i = 0; i < 5; ++i)
-        std::printf(" %3.0f%% %3.0f%% %3.0f%% |", pct(reg[i]), pct(impr[i]), pct(unch[i]));
-      std::printf("\n");
+      std::printf("  %3.0f%% %4.0f%% | %4.1f%% %4.1f%% %4.1f%% %4.1f%% | %5.1f%% | %5.2f\n",
+                  tol * 100, slow * 100, t.pct(t.reg), t.pct(t.impr), t.pct(t.unch),
+                  t.pct(t.n - t.reg - t.impr - t.unch), t.pct(t.covered), double(t.pairs) / t.n);
     }
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int sessions = argc > 1 ? std::atoi(argv[1]) : 400;
+  testing::Workers w;
+  w.bias_sd = argc > 2 ? std::atof(argv[2]) : 0.011;
+  w.rounds = argc > 3 ? std::atoi(argv[3]) : 16;
+  gate::StopRule rule;
+  rule.max_pairs = argc > 4 ? std::atoi(argv[4]) : 12;
+  fixed_design(sessions, w, 4, 0.02);
+  stop_rule(sessions, w, rule);
   std::printf(
       "\nreg/impr: shares judged a regression / an improvement (at 0%% slow both are false "
-      "alarms; above the tolerance a regression is a detection). unch: share judged unchanged "
-      "(right at 0%%, a missed slowdown at 5%% and 10%%). The rest: inconclusive.\n");
-
-  // The stopping rule on the strong-drift machine: how many rounds until decided.
-  std::printf("\nstopping rule (strong drift, up to 128 rounds, tolerance %.1f%%):\n",
-              tolerance * 100);
-  std::printf("  %5s | %-12s | %-8s %-8s %-8s %-9s\n", "slow", "mean rounds", "inside", "above",
-              "below", "undecided");
-  for (double slow : {0.0, 0.01, 0.03, 0.05, 0.10}) {
-    long total = 0;
-    int inside = 0, above = 0, below = 0, undecided = 0;
-    for (int t = 0; t < trials; ++t) {
-      testing::Machine m(11000 + t, {});
-      auto s = m.interleaved(1e5, 1e5 * (1 + slow), 128);
-      for (int r = 1; r <= 128; ++r) {
-        auto c = gate::check_stop(std::span(s.rounds).first(r), tolerance);
-        if (!c.decided) continue;
-        total += r;
-        if (c.ci_low > 1 + tolerance)
-          ++above;
-        else if (c.ci_high < 1 - tolerance)
-          ++below;
-        else if (c.ci_low >= 1 - tolerance && c.ci_high <= 1 + tolerance)
-          ++inside;
-        else
-          ++undecided;  // reached the limit still straddling
-        break;
-      }
-    }
-    auto pct = [&](int x) { return 100.0 * x / trials; };
-    std::printf("  %4.0f%% | %12.1f | %7.1f%% %7.1f%% %7.1f%% %8.1f%%\n", slow * 100,
-                double(total) / trials, pct(inside), pct(above), pct(below), pct(undecided));
-  }
-  std::printf(
-      "inside: stopped as unchanged; above/below: stopped beyond the tolerance (a wrong "
-      "decision at 0%% and 1%%, a right one at 3%% and more); undecided: 128 rounds.\n");
+      "verdicts); unch: judged unchanged; inc: inconclusive; cov/cov99: the share of 99%% "
+      "intervals holding the true ratio.\n");
   return 0;
 }

@@ -22,33 +22,15 @@ std::uint64_t key_hash(const std::string& key) {
   return h;
 }
 
-}  // namespace
+using Clock = std::chrono::steady_clock;
 
-CaseOutcome run_case(worker::Supervisor& base, worker::Supervisor& head, const core::Case& c,
-                     const Options& o) {
-  using Clock = std::chrono::steady_clock;
-  CaseOutcome out;
+// One case's interleaved rounds on two prepared workers, into out.rounds and out.stop_reason;
+// a side whose batch ended the case leaves its final result in base_end or head_end.
+void measure_rounds(worker::Supervisor& base, worker::Supervisor& head, const core::Case& c,
+                    const Options& o, stats::Rng& rng, CaseOutcome& out,
+                    std::optional<core::CaseResult>& base_end,
+                    std::optional<core::CaseResult>& head_end) {
   const auto timeout = worker::case_timeout(c, o.timeout_s);
-  stats::Rng rng(o.seed ^ key_hash(c.key));
-
-  // Prepare in random order too: whichever prepares second starts its rounds warmer.
-  std::optional<core::CaseResult> base_end, head_end;
-  if (rng.below(2)) {
-    head_end = head.prepare(c, timeout);
-    base_end = base.prepare(c, timeout);
-  } else {
-    base_end = base.prepare(c, timeout);
-    head_end = head.prepare(c, timeout);
-  }
-  if (base_end || head_end) {
-    // One side cannot be measured: the other has nothing to be compared with. Release it
-    // without the traced pass.
-    out.base = base_end ? *base_end : base.finish(false, timeout);
-    out.head = head_end ? *head_end : head.finish(false, timeout);
-    out.stop_reason = "not measured on both sides";
-    return out;
-  }
-
   const double batch_ns = o.batch_ms * 1e6;
   const double budget_ns = c.measure.time_budget_s * o.budget_scale * 1e9;
   const auto start = Clock::now();
@@ -73,7 +55,7 @@ CaseOutcome run_case(worker::Supervisor& base, worker::Supervisor& head, const c
     if (ended) {
       out.stop_reason = base_end ? "base ended: " + base_end->message
                                  : "head ended: " + head_end->message;
-      break;
+      return;
     }
     const auto& b = head_first ? got[1] : got[0];
     const auto& h = head_first ? got[0] : got[1];
@@ -87,20 +69,51 @@ CaseOutcome run_case(worker::Supervisor& base, worker::Supervisor& head, const c
       r.base_n = static_cast<int>(b.samples.size());
       r.head_n = static_cast<int>(h.samples.size());
       r.at_ns = got[0].samples.empty() ? 0 : got[0].samples.front().at_ns;
+      r.pass = o.pass;
       out.rounds.push_back(r);
       if (o.decided && o.decided(out.rounds, c)) {
         out.stop_reason = "decided";
-        break;
+        return;
       }
     }
     if (std::chrono::duration<double, std::nano>(Clock::now() - start).count() >= budget_ns) {
       out.stop_reason = "time budget";
-      break;
+      return;
     }
   }
-  if (out.stop_reason.empty()) out.stop_reason = "max rounds";
-  out.base = base_end ? *base_end : base.finish(o.trace, timeout);
-  out.head = head_end ? *head_end : head.finish(o.trace, timeout);
+  out.stop_reason = "max rounds";
+}
+
+}  // namespace
+
+CaseOutcome run_case(worker::Supervisor& base, worker::Supervisor& head, const core::Case& c,
+                     const Options& o) {
+  CaseOutcome out;
+  const auto began = Clock::now();
+  const auto timeout = worker::case_timeout(c, o.timeout_s);
+  // Each pair of workers its own round order; the first pair's is what it always was.
+  stats::Rng rng(o.seed ^ key_hash(c.key) ^
+                 (0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(o.pass)));
+
+  // Prepare in random order too: whichever prepares second starts its rounds warmer.
+  std::optional<core::CaseResult> base_end, head_end;
+  if (rng.below(2)) {
+    head_end = head.prepare(c, timeout);
+    base_end = base.prepare(c, timeout);
+  } else {
+    base_end = base.prepare(c, timeout);
+    head_end = head.prepare(c, timeout);
+  }
+  // One side that cannot be measured leaves the other nothing to be compared with: it is
+  // released without the traced pass.
+  const bool both = !base_end && !head_end;
+  if (both)
+    measure_rounds(base, head, c, o, rng, out, base_end, head_end);
+  else
+    out.stop_reason = "not measured on both sides";
+  out.base = base_end ? *base_end : base.finish(both && o.trace, timeout);
+  out.head = head_end ? *head_end : head.finish(both && o.trace, timeout);
+  out.seconds = std::chrono::duration<double>(Clock::now() - began).count();
   return out;
 }
 

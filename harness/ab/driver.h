@@ -10,12 +10,13 @@
 // ramp) cancels too instead of posing as a difference. On a GPU both workers use the same
 // device, one at a time: only one side is ever measuring.
 //
-// Per case: both sides prepare (inputs, the correctness check against sdpa.math, warm-up); a
-// case that is not ready on a side ends there with that side's status. Then one unrecorded
-// burn-in round (the second side's warm-up has just evicted the first side's caches), then
-// rounds until the stop rule says the interval decides against the tolerance, or the case's
-// time budget or max_rounds ends it. Finally both sides finish: summaries of all their batch
-// samples, metrics, and the traced pass for the cost matrix.
+// Per case and pair of workers: both sides prepare (inputs, the correctness check against
+// sdpa.math, warm-up); a case that is not ready on a side ends there with that side's status.
+// Then one unrecorded burn-in round (the second side's warm-up has just evicted the first
+// side's caches), then rounds until max_rounds, the case's time budget, or `decided` ends
+// them. Finally both sides finish: summaries of all their batch samples, metrics, and the
+// traced pass for the cost matrix. A session (session.h) runs this on several pairs of fresh
+// workers per case: the rounds of one pair share that pair's bias.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +37,10 @@ struct Options {
   double budget_scale = 1.0;   // the case's measure.time_budget_s times this caps its rounds
   double timeout_s = 0;        // per request; 0: worker::case_timeout
   bool trace = true;           // traced pass on both sides after the rounds
-  int first_round = 0;         // number of the first recorded round (a confirmation pass
-                               // continues the numbering of the first)
-  std::uint64_t seed = 0x6162;  // the round order; mixed with the case key
+  int first_round = 0;         // number of the first recorded round (a later pair of workers
+                               // continues the numbering of the earlier ones)
+  int pass = 0;                // which pair of workers this is, for every round it records
+  std::uint64_t seed = 0x6162;  // the round order; mixed with the case key and the pass
   // After each recorded round: true to stop (the interval decides). The rounds so far.
   std::function<bool(const std::vector<store::AbRound>&, const core::Case&)> decided;
 };
@@ -47,6 +49,7 @@ struct CaseOutcome {
   core::CaseResult base, head;  // final results; samples are every batch's
   std::vector<store::AbRound> rounds;
   std::string stop_reason;  // "decided", "time budget", "max rounds", or why a side ended
+  double seconds = 0;       // wall time from prepare to finish
 };
 
 CaseOutcome run_case(worker::Supervisor& base, worker::Supervisor& head, const core::Case& c,

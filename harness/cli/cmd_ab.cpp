@@ -1,7 +1,9 @@
 // attnprof ab --base PATH [--head PATH] [scenarios...]: the paired gate. Two workers (the merge
 // base's build and the pull request's, or one build with two settings or two plugin versions)
 // measure every case interleaved, in rounds, so both see the same machine (harness/ab/driver.h
-// says why and how); the verdicts come from the per-round ratios (harness/gate/paired.h), with
+// says why and how), and every case is measured by several pairs of fresh workers, so a bias
+// one process carries is seen as such (harness/ab/session.h); the verdicts come from the rounds
+// within pairs and the pairs within the case (harness/gate/paired.h, docs/statistics.md), with
 // the tolerances, annotations, Perf-Accept trailers, reports and exit codes of `compare`. For
 // every regression and improvement, the diff of the two sides' cost matrices says which op moved.
 // Both sides are stored as runs linked by one pair id, with every round, so `attnprof compare
@@ -22,13 +24,13 @@
 #include <system_error>
 
 #include "harness/ab/driver.h"
+#include "harness/ab/session.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/cli/verdict_output.h"
 #include "harness/env/environment.h"
 #include "harness/gate/paired.h"
 #include "harness/gate/timing_mode.h"
-#include "harness/kernel/package.h"
 #include "harness/report/progress.h"
 #include "harness/report/verdicts.h"
 #include "harness/store/database.h"
@@ -47,8 +49,9 @@ struct AbArgs {
   std::string db, tolerance;
   ReportFiles reports;
   bool strict = false, no_trace = false, accept_from_commit = false, confirm = true;
-  double batch_ms = 25, case_timeout_s = 0, budget_scale = 1;
-  int max_rounds = 128, diff_rows = 8;
+  bool layout_pad = true;
+  double batch_ms = 25, case_timeout_s = 0, budget_scale = 1, time_limit_s = 0;
+  int max_rounds = 16, diff_rows = 8, min_pairs = 3, max_pairs = 12;
   std::string base_commit;
   RunMetadata meta;
 };
@@ -59,24 +62,15 @@ std::int64_t now_ns() {
       .count();
 }
 
-std::vector<gate::PairedRound> paired_rounds(const std::vector<store::AbRound>& rounds) {
-  std::vector<gate::PairedRound> out;
-  out.reserve(rounds.size());
-  for (const auto& r : rounds) out.push_back({r.base_ns, r.head_ns, !r.base_first});
-  return out;
-}
-
 gate::PairedSide side_of(const core::CaseResult& r) {
   return {r.status, r.message, r.status == core::CaseStatus::ok ? gate::timing_mode(r) : ""};
 }
 
-std::string one_line(const std::string& s) {
-  return s.substr(0, s.find('\n'));
-}
-
-// A stored A/B as the gate's input: one PairedCase per case either run has.
+// A stored A/B as the gate's input: one PairedCase per case either run has, with what one more
+// pair of workers costs it where the session that measured it says so.
 std::vector<gate::PairedCase> paired_cases(const core::Run& base, const core::Run& head,
-                                           const std::vector<store::AbRound>& rounds) {
+                                           const std::vector<store::AbRound>& rounds,
+                                           const std::map<std::string, double>& pair_seconds) {
   std::vector<gate::PairedCase> out;
   std::map<std::string, std::size_t> at;
   auto add = [&](const core::CaseResult& r, bool is_head) {
@@ -88,18 +82,27 @@ std::vector<gate::PairedCase> paired_cases(const core::Run& base, const core::Ru
   for (const auto& r : base.cases) add(r, false);
   for (const auto& r : rounds)
     if (auto it = at.find(r.case_key); it != at.end())
-      out[it->second].rounds.push_back({r.base_ns, r.head_ns, !r.base_first});
+      out[it->second].rounds.push_back({r.base_ns, r.head_ns, !r.base_first, r.pass});
+  for (auto& pc : out)
+    if (auto it = pair_seconds.find(pc.key); it != pair_seconds.end()) pc.pair_seconds = it->second;
   return out;
 }
 
-std::vector<gate::CaseVerdict> pair_verdicts(store::Database& db, const core::Run& base,
-                                             const core::Run& head, const gate::Options& options) {
-  return gate::compare_paired(paired_cases(base, head, db.rounds(head.pair_id)), options);
-}
+int judge_stored_pair(store::Database& db, const std::string& ref, const PairJudgement& j,
+                      const std::map<std::string, double>& pair_seconds);
 
 }  // namespace
 
 int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& j) {
+  return judge_stored_pair(db, ref, j, {});
+}
+
+namespace {
+
+// judge_pair(), and from ab the seconds one more pair of workers costs each case, so an
+// unsettled verdict says how many more minutes it would take.
+int judge_stored_pair(store::Database& db, const std::string& ref, const PairJudgement& j,
+                      const std::map<std::string, double>& pair_seconds) {
   auto pair = db.find_pair(ref);
   if (!pair)
     throw util::InputError(
@@ -117,7 +120,7 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
         pair_id.substr(0, 8)));
   const auto rounds = db.rounds(pair_id);
   std::vector<gate::CaseVerdict> verdicts =
-      gate::compare_paired(paired_cases(*base, *head, rounds), j.options);
+      gate::compare_paired(paired_cases(*base, *head, rounds, pair_seconds), j.options);
   apply_notes(verdicts, *head, db, j.accept_from_commit, j.record);
 
   // The rounds of every case, and for every regression and improvement which op moved.
@@ -164,19 +167,25 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
   return rep.exit_code;
 }
 
-namespace {
-
 gate::Options gate_options(const AbArgs& a) {
   gate::Options opts;
   if (!a.tolerance.empty()) opts.tolerance = parse_tolerance(a.tolerance);
   opts.strict = a.strict;
   if (a.batch_ms <= 0)
     throw util::InputError(util::Diagnostic{"--batch-ms", 0, 0, "must be positive"});
-  if (a.max_rounds < gate::min_rounds(opts.confidence))
-    throw util::InputError(
-        util::Diagnostic{"--max-rounds", 0, 0,
-                         fmt::format("at least {} rounds are needed for a {:.0f}% interval",
-                                     gate::min_rounds(opts.confidence), opts.confidence * 100)});
+  if (a.max_rounds < gate::min_pair_rounds)
+    throw util::InputError(util::Diagnostic{
+        "--max-rounds", 0, 0,
+        fmt::format("at least {} rounds per pair of workers are needed for its own estimate",
+                    gate::min_pair_rounds)});
+  if (a.max_pairs < 1)
+    throw util::InputError(util::Diagnostic{"--max-pairs", 0, 0, "must be at least 1"});
+  if (a.min_pairs < 2 || a.min_pairs > a.max_pairs)
+    throw util::InputError(util::Diagnostic{
+        "--min-pairs", 0, 0,
+        fmt::format("must be between 2 and --max-pairs ({}): one pair of workers cannot show "
+                    "its own bias",
+                    a.max_pairs)});
   return opts;
 }
 
@@ -237,16 +246,6 @@ bool same_build(const worker::Spawn& base, const worker::Spawn& head) {
          with_real_plugin_paths(base.args) == with_real_plugin_paths(head.args);
 }
 
-bool knows(const worker::Described& d, const core::Case& c) {
-  if (kernel::is_package(c.kernel)) return true;  // every worker runs packages
-  if (c.kernel.starts_with("op:")) {
-    for (const auto& p : d.plugins)
-      if (std::find(p.ops.begin(), p.ops.end(), c.kernel.substr(3)) != p.ops.end()) return true;
-    return false;
-  }
-  return std::find(d.kernels.begin(), d.kernels.end(), c.kernel) != d.kernels.end();
-}
-
 // The suite's cases: a kernel either side knows is a case (one the base lacks is new, one the
 // head lacks missing), checked against both sides' plugins before anything is measured.
 std::vector<core::Case> ab_cases(const AbArgs& a, const worker::Described& bd,
@@ -263,123 +262,73 @@ std::vector<core::Case> ab_cases(const AbArgs& a, const worker::Described& bd,
   return cases;
 }
 
-// One A/B under way: the two workers, the runs their cases are stored in, how rounds run.
-struct Pair {
-  worker::Supervisor &base, &head;
-  store::Database& db;
-  std::string id;
-  core::Run base_run, head_run;
-  gate::Options opts;
-  ab::Options ao;
-
-  // The workers' output between the progress lines.
-  void relay(report::Progress& p) {
-    for (const auto& l : base.take_stderr()) p.message("  base: " + l);
-    for (const auto& l : head.take_stderr()) p.message("  head: " + l);
-  }
-};
-
-// Both runs begun in the store, linked by the pair id, each with its side's environment.
-void begin_runs(Pair& p, const AbArgs& a, const core::Case& first) {
-  p.id = store::new_run_id();
-  core::Run& head_run = p.head_run;
+// Both runs begun in the store, linked by a new pair id, each with its side's environment.
+ab::Sink begin_runs(store::Database& db, const AbArgs& a, const core::Case& first,
+                    ab::Session& session, core::Run& base_run, core::Run& head_run) {
+  const std::string id = store::new_run_id();
   a.meta.fill(head_run);
   head_run.started_ns = now_ns();
-  head_run.pair_id = p.id;
+  head_run.pair_id = id;
   head_run.side = "head";
-  head_run.env = env::fingerprint_for(p.head.described().env, first.hardware.device,
+  head_run.env = env::fingerprint_for(session.head().described().env, first.hardware.device,
                                       first.hardware.clock_policy);
-  p.base_run = head_run;
-  p.base_run.side = "base";
-  p.base_run.git_commit = a.base_commit;
-  p.base_run.env = env::fingerprint_for(p.base.described().env, first.hardware.device,
-                                        first.hardware.clock_policy);
-  head_run.id = p.db.begin_run(head_run);
-  p.base_run.id = p.db.begin_run(p.base_run);
-  if (p.base_run.env.fingerprint() != head_run.env.fingerprint())
+  base_run = head_run;
+  base_run.side = "base";
+  base_run.git_commit = a.base_commit;
+  base_run.env = env::fingerprint_for(session.base().described().env, first.hardware.device,
+                                      first.hardware.clock_policy);
+  head_run.id = db.begin_run(head_run);
+  base_run.id = db.begin_run(base_run);
+  if (base_run.env.fingerprint() != head_run.env.fingerprint())
     fmt::print(stderr,
                "attnprof: warning: base and head describe different environments ({} vs {}): "
                "their LibTorch or CUDA versions differ; that difference is part of what is "
                "measured\n",
-               p.base_run.env.fingerprint().substr(0, 12),
-               head_run.env.fingerprint().substr(0, 12));
+               base_run.env.fingerprint().substr(0, 12), head_run.env.fingerprint().substr(0, 12));
+  return ab::Sink{db, id, base_run.id, head_run.id};
 }
 
-// One case: interleaved rounds where both sides have its kernel, else the one side alone, for
-// the record. Returns its progress line.
-std::string measure_case(Pair& p, const core::Case& c, const AbArgs& a) {
-  const bool in_base = knows(p.base.described(), c), in_head = knows(p.head.described(), c);
-  if (!in_base || !in_head) {
-    worker::Supervisor& only = in_head ? p.head : p.base;
-    core::CaseResult r = only.run_case(c, !a.no_trace, worker::case_timeout(c, a.case_timeout_s));
-    p.db.write_case(in_head ? p.head_run.id : p.base_run.id, r);
-    return fmt::format("{} only ({})", in_head ? "head" : "base", core::to_string(r.status));
-  }
-  ab::CaseOutcome out = ab::run_case(p.base, p.head, c, p.ao);
-  p.db.write_case(p.base_run.id, out.base);
-  p.db.write_case(p.head_run.id, out.head);
-  p.db.write_rounds(p.id, out.rounds);
-  if (out.base.status == core::CaseStatus::ok && out.head.status == core::CaseStatus::ok) {
-    const auto chk =
-        gate::check_stop(paired_rounds(out.rounds), gate::tolerance_for(c.gate.tolerance, p.opts),
-                         gate::StopRule{static_cast<int>(out.rounds.size()), p.opts.confidence});
-    return fmt::format("{:.3f}x ({} rounds, {})", chk.ratio, out.rounds.size(), out.stop_reason);
-  }
-  const core::CaseResult& bad = out.head.status != core::CaseStatus::ok ? out.head : out.base;
-  return fmt::format("{} {}: {}", &bad == &out.head ? "head" : "base", core::to_string(bad.status),
-                     one_line(bad.message));
+ab::SessionOptions session_options(const AbArgs& a, const gate::Options& opts) {
+  ab::SessionOptions so;
+  so.rounds.batch_ms = a.batch_ms;
+  so.rounds.max_rounds = a.max_rounds;
+  so.rounds.budget_scale = a.budget_scale;
+  so.rounds.timeout_s = a.case_timeout_s;
+  so.rounds.trace = !a.no_trace;
+  // --no-confirm: one pair of workers, a quick look that settles nothing (no verdict rests on
+  // one pair).
+  so.stop.max_pairs = a.confirm ? a.max_pairs : 1;
+  so.stop.min_pairs = std::min(a.min_pairs, so.stop.max_pairs);
+  so.stop.confidence = opts.confidence;
+  so.gate = opts;
+  so.time_limit_s = a.time_limit_s;
+  so.randomize_layout = a.layout_pad;
+  return so;
 }
 
-// Confirmation: a worker can sit in a slow state for seconds (a thread descheduled behind
-// another tenant makes every parallel region wait a time slice), long enough to fill a case's
-// rounds. Pairing cannot cancel what only one process suffers, so every case the rounds did
-// not settle as unchanged is measured again later, in fresh workers, and judged on all its
-// rounds: a real change shows in both passes, a passing state in one.
-void confirm_unsettled(Pair& p, const std::vector<core::Case>& cases) {
-  std::map<std::string, int> recorded;
-  for (const auto& r : p.db.rounds(p.id))
-    recorded[r.case_key] = std::max(recorded[r.case_key], r.round + 1);
-  std::vector<const core::Case*> again;
-  const auto b = p.db.load_run(p.base_run.id), h = p.db.load_run(p.head_run.id);
-  for (const auto& v : pair_verdicts(p.db, *b, *h, p.opts))
-    if ((v.verdict == gate::Verdict::regression || v.verdict == gate::Verdict::improvement ||
-         v.verdict == gate::Verdict::inconclusive) &&
-        recorded.count(v.key))
-      for (const auto& c : cases)
-        if (c.key == v.key) again.push_back(&c);
-  if (again.empty()) return;
-  fmt::print("confirming {} case(s) in fresh workers\n", again.size());
-  std::fflush(stdout);
-  p.base.restart();
-  p.head.restart();
-  report::Progress confirm(static_cast<int>(again.size()));
-  for (const core::Case* c : again) {
-    confirm.start(c->key);
-    ab::Options co = p.ao;
-    co.first_round = recorded[c->key];
-    co.trace = false;  // the first pass's cost matrices stand
-    ab::CaseOutcome out = ab::run_case(p.base, p.head, *c, co);
-    p.db.write_rounds(p.id, out.rounds);
-    p.relay(confirm);
-    confirm.finish(c->key, fmt::format("{} more rounds ({})", out.rounds.size(), out.stop_reason));
+// Each pair of workers as a block of progress lines, live on a terminal; the workers' output
+// between lines.
+struct Console {
+  std::unique_ptr<report::Progress> progress;
+  int max_pairs = 0;
+  ab::Observer observer() {
+    ab::Observer o;
+    o.pair_started = [this](int pair, int cases) {
+      if (progress) progress->done();
+      if (pair > 0)
+        fmt::print("pair {} of at most {}: {} case(s) not settled, in fresh workers\n", pair + 1,
+                   max_pairs, cases);
+      std::fflush(stdout);
+      progress = std::make_unique<report::Progress>(cases);
+    };
+    o.case_started = [this](const std::string& key) { progress->start(key); };
+    o.case_done = [this](const std::string& key, const std::string& line) {
+      progress->finish(key, line);
+    };
+    o.message = [this](const std::string& line) { progress->message(line); };
+    return o;
   }
-}
-
-ab::Options round_options(const AbArgs& a, const gate::Options& opts) {
-  ab::Options ao;
-  ao.batch_ms = a.batch_ms;
-  ao.max_rounds = a.max_rounds;
-  ao.budget_scale = a.budget_scale;
-  ao.timeout_s = a.case_timeout_s;
-  ao.trace = !a.no_trace;
-  const gate::StopRule rule{a.max_rounds, opts.confidence};
-  ao.decided = [opts, rule](const std::vector<store::AbRound>& rounds, const core::Case& c) {
-    return gate::check_stop(paired_rounds(rounds), gate::tolerance_for(c.gate.tolerance, opts),
-                            rule)
-        .decided;
-  };
-  return ao;
-}
+};
 
 int ab(const AbArgs& a) {
   const gate::Options opts = gate_options(a);
@@ -389,32 +338,29 @@ int ab(const AbArgs& a) {
   const bool aa = same_build(s.base, s.head);
   if (aa) fmt::print("{}\n", report::kSameBuildNote);
   std::fflush(stdout);
-  worker::Supervisor base(s.base), head(s.head);
-  const worker::Described& bd = base.described();  // the base starts first
-  const std::vector<core::Case> cases = ab_cases(a, bd, head.described());
+  const auto t0 = std::chrono::steady_clock::now();
+  const ab::SessionOptions so = session_options(a, opts);
+  ab::Session session(s.base, s.head, so);
+  const worker::Described& bd = session.base().described();  // the base starts first
+  const std::vector<core::Case> cases = ab_cases(a, bd, session.head().described());
   store::Database db = store::Database::open(a.db);
-  Pair p{base, head, db, "", {}, {}, opts, round_options(a, opts)};
-  begin_runs(p, a, cases.front());
+  core::Run base_run, head_run;
+  ab::Sink sink = begin_runs(db, a, cases.front(), session, base_run, head_run);
 
   fmt::print(
-      "attnprof ab: {} case(s); base {}, head {}{}\n", cases.size(), s.base.executable,
-      s.head.executable,
+      "attnprof ab: {} case(s); base {}, head {}; each case measured by {} to {} pairs of fresh "
+      "workers{}\n",
+      cases.size(), s.base.executable, s.head.executable, so.stop.min_pairs, so.stop.max_pairs,
       s.wait_policy_chosen ? "" : "; workers run with OMP_WAIT_POLICY=PASSIVE (set it to choose)");
-  const auto t0 = std::chrono::steady_clock::now();
   std::fflush(stdout);
-  // Each case's outcome as a line, live on a terminal; the workers' output between lines.
-  report::Progress progress(static_cast<int>(cases.size()));
-  for (const core::Case& c : cases) {
-    progress.start(c.key);
-    const std::string outcome = measure_case(p, c, a);
-    p.relay(progress);
-    progress.finish(c.key, outcome);
-  }
-  progress.done();
+  Console console;
+  console.max_pairs = so.stop.max_pairs;
+  session.run(cases, sink, console.observer());
+  if (console.progress) console.progress->done();
+  // The whole session, every pair of workers and the first pair's start included.
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (a.confirm) confirm_unsettled(p, cases);
-  for (core::Run* run : {&p.base_run, &p.head_run}) db.finish_run(run->id, now_ns(), run->env);
+  for (core::Run* run : {&base_run, &head_run}) db.finish_run(run->id, now_ns(), run->env);
 
   // Judged from what was stored, the way `attnprof compare --pair` judges it again.
   PairJudgement j;
@@ -423,9 +369,10 @@ int ab(const AbArgs& a) {
   j.accept_from_commit = a.accept_from_commit;
   j.diff_rows = a.diff_rows;
   j.same_build = aa;
-  const int code = judge_pair(db, p.id, j);
-  fmt::print("\nA/B pair {} stored in {} (base run {}, head run {}); {:.1f} s\n", p.id, a.db,
-             p.base_run.id, p.head_run.id, wall_s);
+  const int code = judge_stored_pair(db, sink.pair_id, j, session.pair_seconds());
+  fmt::print("\nA/B pair {} stored in {} (base run {}, head run {}); {} pair(s) of workers, "
+             "{:.1f} s\n",
+             sink.pair_id, a.db, base_run.id, head_run.id, session.pairs_started(), wall_s);
   return code;
 }
 
@@ -459,14 +406,29 @@ Action setup_ab(CLI::App& sub) {
   add_report_options(sub, a->reports);
   sub.add_option("--batch-ms", a->batch_ms, "Work per side per round, in ms")
       ->capture_default_str();
-  sub.add_option("--max-rounds", a->max_rounds, "Rounds per case at most")->capture_default_str();
+  sub.add_option("--max-rounds", a->max_rounds, "Rounds per case and pair of workers at most")
+      ->capture_default_str();
+  sub.add_option("--min-pairs", a->min_pairs,
+                 "Pairs of fresh workers every case is measured by before its verdict settles")
+      ->capture_default_str();
+  sub.add_option("--max-pairs", a->max_pairs,
+                 "Pairs of fresh workers a case is measured by at most (the stop rule ends "
+                 "sooner once its interval settles against the tolerance)")
+      ->capture_default_str();
+  sub.add_option("--time-limit", a->time_limit_s,
+                 "Seconds for the whole session: no pair of workers starts that would end after "
+                 "it; unsettled cases say how many more minutes they would need (0: no limit)")
+      ->capture_default_str();
+  sub.add_flag("!--no-layout-padding", a->layout_pad,
+               "Start the workers without a random-length environment variable (it moves their "
+               "initial stack, a layout bias each pair of workers then has its own draw of)");
   sub.add_option("--budget-scale", a->budget_scale,
                  "Scale each case's time budget (measure.time_budget) for its rounds")
       ->capture_default_str();
   sub.add_flag("--no-trace", a->no_trace, "Skip the traced passes (no per-op diff)");
   sub.add_flag("!--no-confirm", a->confirm,
-               "Do not measure unsettled cases (regression, improvement, inconclusive) again in "
-               "fresh workers before judging");
+               "One pair of workers per case (--max-pairs 1): a quick look, and every measured "
+               "case inconclusive, since no verdict rests on one pair");
   sub.add_option("--diff-rows", a->diff_rows, "Rows of each per-op diff to print")
       ->capture_default_str();
   sub.add_option("--case-timeout", a->case_timeout_s,

@@ -178,10 +178,21 @@ TEST_SUITE("cli.worker") {
     TempDir d;
     d.write("s.yaml", suite(workload("a", "\"op:attnprof_test::attention_slow\"", 64), "4s"));
     const std::string both = " --base-arg=--plugin=" + plugin + " --head-arg=--plugin=" + plugin;
+    // One pair of workers cannot show its own bias: no verdict may rest on it.
+    Result one = attnprof(d.path, "ab s.yaml --db ab.db --min-pairs 1");
+    CHECK(one.rc == 2);
+    CHECK(one.out.find("--min-pairs: must be between 2 and --max-pairs (12): one pair of workers "
+                       "cannot show its own bias") != std::string::npos);
     Result aa = attnprof(d.path, "ab s.yaml --db ab.db --base '" ATTNPROF_BINARY_DIR "'" + both);
     INFO(aa.out);
     CHECK(aa.rc == 0);
     CHECK(aa.out.find("1 unchanged") != std::string::npos);
+    // Settled on at least 3 pairs of fresh workers, every round stored with its pair.
+    CHECK(aa.out.find("each case measured by 3 to 12 pairs of fresh workers") !=
+          std::string::npos);
+    CHECK(aa.out.find(" worker pairs, ") != std::string::npos);
+    CHECK(sh("sqlite3 '" + (d.path / "ab.db").string() +
+             "' \"SELECT count(DISTINCT pass) >= 3 FROM ab_rounds\"") == "1\n");
 
     Result slow = attnprof(d.path, "ab s.yaml --db ab.db --base '" ATTNPROF_BINARY_DIR "'" + both +
                                        " --head-arg=--env=ATTNPROF_TEST_EXTRA=0.4 --json v.json");

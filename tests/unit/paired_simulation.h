@@ -9,6 +9,10 @@
 //                little apart in time (the state may move between the two batches)
 //   sequential   what a baseline file or history compares: all base batches, then all head
 //                batches, later on the same drifting machine
+// An A/B session is several pairs of fresh workers (add_pair, run_session): each worker process
+// carries a bias of its own for its whole life (Workers::bias_sd: layout, page placement, the
+// core it landed on), the same in all its rounds, which pairing within rounds cannot cancel;
+// one pair can be given a slow stretch (its base side slower in some or all of its rounds).
 #pragma once
 
 #include <algorithm>
@@ -39,6 +43,16 @@ struct Drift {
 struct Simulated {
   std::vector<gate::PairedRound> rounds;  // interleaved: per-round batch medians
   std::vector<double> base_samples, head_samples;
+  int pairs = 0;  // pairs of workers so far (add_pair)
+};
+
+// The pairs of workers of a session.
+struct Workers {
+  double bias_sd = 0;    // sd of one worker process's log bias; the ratio's is sqrt(2) times it
+  int rounds = 16;       // rounds per pair
+  int slow_pair = -1;    // this pair's base worker ...
+  double slow_base = 1;  // ... is this much slower (a stretch in a slow state) ...
+  int slow_rounds = 1 << 30;  // ... in its first this many rounds
 };
 
 class Machine {
@@ -66,22 +80,18 @@ class Machine {
 
   Simulated interleaved(double base_ns, double head_ns, int rounds) {
     Simulated s;
-    for (int r = 0; r < rounds; ++r) {
-      gate::PairedRound round;
-      round.head_first = m_rng.uniform() < 0.5;
-      std::vector<double> first = batch(round.head_first ? head_ns : base_ns);
-      move(m_drift.within_walk, m_drift.within_step_chance);
-      std::vector<double> second = batch(round.head_first ? base_ns : head_ns);
-      move(m_drift.walk, m_drift.step_chance);
-      std::vector<double>& b = round.head_first ? second : first;
-      std::vector<double>& h = round.head_first ? first : second;
-      round.base_ns = stats::median(b);
-      round.head_ns = stats::median(h);
-      s.base_samples.insert(s.base_samples.end(), b.begin(), b.end());
-      s.head_samples.insert(s.head_samples.end(), h.begin(), h.end());
-      s.rounds.push_back(round);
-    }
+    append(s, base_ns, head_ns, rounds, 0);
+    s.pairs = 1;
     return s;
+  }
+
+  // One more pair of fresh workers, each with its own bias: `w.rounds` rounds on s.
+  void add_pair(Simulated& s, double base_ns, double head_ns, const Workers& w) {
+    const int pass = s.pairs++;
+    double b = std::exp(w.bias_sd * m_rng.normal()), h = std::exp(w.bias_sd * m_rng.normal());
+    const int slow = pass == w.slow_pair ? std::min(w.slow_rounds, w.rounds) : 0;
+    append(s, base_ns * b * w.slow_base, head_ns * h, slow, pass);
+    append(s, base_ns * b, head_ns * h, w.rounds - slow, pass);
   }
 
   Simulated sequential(double base_ns, double head_ns, int batches) {
@@ -100,6 +110,25 @@ class Machine {
   }
 
  private:
+  void append(Simulated& s, double base_ns, double head_ns, int rounds, int pass) {
+    for (int r = 0; r < rounds; ++r) {
+      gate::PairedRound round;
+      round.head_first = m_rng.uniform() < 0.5;
+      round.pass = pass;
+      std::vector<double> first = batch(round.head_first ? head_ns : base_ns);
+      move(m_drift.within_walk, m_drift.within_step_chance);
+      std::vector<double> second = batch(round.head_first ? base_ns : head_ns);
+      move(m_drift.walk, m_drift.step_chance);
+      std::vector<double>& b = round.head_first ? second : first;
+      std::vector<double>& h = round.head_first ? first : second;
+      round.base_ns = stats::median(b);
+      round.head_ns = stats::median(h);
+      s.base_samples.insert(s.base_samples.end(), b.begin(), b.end());
+      s.head_samples.insert(s.head_samples.end(), h.begin(), h.end());
+      s.rounds.push_back(round);
+    }
+  }
+
   stats::Rng m_rng;
   Drift m_drift;
   double m_state = 0;
@@ -134,6 +163,23 @@ inline gate::CaseVerdict judge_paired(const Simulated& s, const gate::Options& o
   c.base = c.head = gate::PairedSide{};
   c.rounds = s.rounds;
   return gate::compare_paired(std::span<const gate::PairedCase>(&c, 1), o).at(0);
+}
+
+struct SessionOutcome {
+  gate::CaseVerdict verdict;
+  int pairs = 0;
+};
+
+// A session of one case as attnprof ab runs it: pairs of fresh workers until the stop rule
+// decides, then the verdict on every round.
+inline SessionOutcome run_session(Machine& m, double base_ns, double head_ns, double tolerance,
+                                  const Workers& w, const gate::StopRule& rule = {}) {
+  Simulated s;
+  do m.add_pair(s, base_ns, head_ns, w);
+  while (!gate::check_stop(s.rounds, tolerance, rule).decided);
+  gate::Options o;
+  o.tolerance = tolerance;
+  return {judge_paired(s, o), s.pairs};
 }
 
 }  // namespace attnprof::testing

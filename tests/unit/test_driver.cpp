@@ -1,7 +1,10 @@
-// attnprof ab's interleaving, against two stand-in workers that report fixed times.
+// attnprof ab's interleaving and its session of pairs of workers, against stand-in workers
+// that report fixed times.
 #include <doctest/doctest.h>
 
 #include "harness/ab/driver.h"
+#include "harness/ab/session.h"
+#include "store_fixtures.h"
 
 using namespace attnprof;
 
@@ -58,5 +61,93 @@ TEST_SUITE("ab::run_case") {
     const bool either = out.base.message.find("died, signal 11") != std::string::npos ||
                         out.head.message.find("died, signal 11") != std::string::npos;
     CHECK(either);
+  }
+}
+
+namespace {
+
+// A session's sink: a history in a temporary folder with the two runs of one A/B pair begun.
+struct TempSink {
+  testing::TempDir dir;
+  store::Database db = store::Database::open(dir.file("ab.db"));
+  ab::Sink sink{db, "pair-1", "", ""};
+  TempSink() {
+    core::Run base = testing::make_run("base", 1), head = testing::make_run("head", 2);
+    base.cases.clear();
+    head.cases.clear();
+    base.pair_id = head.pair_id = "pair-1";
+    base.side = "base";
+    head.side = "head";
+    sink.base_run = db.begin_run(base);
+    sink.head_run = db.begin_run(head);
+  }
+};
+
+core::Case math_case(const std::string& key) {
+  core::Case c;
+  c.key = key;
+  c.kernel = "sdpa.math";
+  c.gate.tolerance = 0.02;
+  return c;
+}
+
+ab::SessionOptions few_rounds() {
+  ab::SessionOptions o;
+  o.rounds.batch_ms = 1;
+  o.rounds.max_rounds = 6;
+  return o;
+}
+
+}  // namespace
+
+TEST_SUITE("ab::Session") {
+  TEST_CASE("each case gets fresh pairs of workers until the stop rule settles it, at least 3") {
+    TempSink s;
+    ab::Session session({fake, {"--ns=1000"}, "base"}, {fake, {"--ns=1100"}, "head"},
+                        few_rounds());
+    std::vector<int> pairs;
+    ab::Observer watch;
+    watch.pair_started = [&](int pair, int cases) {
+      pairs.push_back(pair);
+      CHECK(cases == 2);
+    };
+    session.run({math_case("m/w/a/sdpa.math"), math_case("m/w/b/sdpa.math")}, s.sink, watch);
+    CHECK(pairs == std::vector<int>{0, 1, 2});
+    CHECK(session.pairs_started() == 3);
+    const auto rounds = s.db.rounds("pair-1");
+    REQUIRE(rounds.size() == 2 * 3 * 6);
+    for (int i = 0; i < 18; ++i) {
+      CHECK(rounds[i].case_key == "m/w/a/sdpa.math");
+      CHECK(rounds[i].round == i);  // numbered on across pairs
+      CHECK(rounds[i].pass == i / 6);
+    }
+    const ab::CaseCourse& a = session.courses().at("m/w/a/sdpa.math");
+    CHECK(a.state == "settled");
+    CHECK(a.pairs == 3);
+    CHECK(a.last.reason.find("3 pairs: 1.100x") == 0);
+    CHECK(a.last.reason.find("beyond the 2.0% tolerance") != std::string::npos);
+    CHECK(session.pair_seconds().at("m/w/a/sdpa.math") > 0);
+    // Pair 0's case results are stored, once per side.
+    CHECK(s.db.load_run(s.sink.head_run)->cases.size() == 2);
+  }
+
+  TEST_CASE("no pair starts past the time limit: the case is left with what it has") {
+    TempSink s;
+    ab::SessionOptions o = few_rounds();
+    o.time_limit_s = 1e-3;
+    ab::Session session({fake, {}, "base"}, {fake, {}, "head"}, o);
+    session.run({math_case("m/w/a/sdpa.math")}, s.sink, {});
+    CHECK(session.pairs_started() == 1);
+    CHECK(session.courses().at("m/w/a/sdpa.math").state == "time limit");
+    CHECK(s.db.rounds("pair-1").size() == 6);
+  }
+
+  TEST_CASE("a case that cannot be measured on both sides ends in pair 0") {
+    TempSink s;
+    ab::Session session({fake, {}, "base"}, {fake, {}, "head"}, few_rounds());
+    session.run({math_case("m/crash-me/s/k")}, s.sink, {});
+    CHECK(session.pairs_started() == 1);
+    CHECK(session.courses().at("m/crash-me/s/k").state == "not measured on both sides");
+    CHECK(s.db.rounds("pair-1").empty());
   }
 }

@@ -1,0 +1,170 @@
+// attnprof ab's session (session.h): pairs of fresh workers over the cases, until the paired
+// statistic's stop rule settles each case or the pairs or the time run out.
+#include "harness/ab/session.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "harness/kernel/package.h"
+#include "harness/stats/rng.h"
+
+namespace attnprof::ab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// A worker's spawn with an environment variable of random length (0-4095 bytes): the
+// environment sits at the top of the initial stack, so its size moves every stack address of
+// the process (Mytkowicz et al., ASPLOS 2009, measured biases of several percent from it).
+// Linux randomizes the stack's start too, by up to 8 KiB in 16-byte steps; the padding does
+// the same where that randomization is off (setarch -R, some sandboxes).
+worker::Spawn padded(worker::Spawn s, stats::Rng& rng) {
+  s.args.push_back("--env=ATTNPROF_LAYOUT_PAD=" + std::string(rng.below(4096), 'x'));
+  return s;
+}
+
+bool settled_by(const core::CaseResult& r) {
+  return r.status != core::CaseStatus::ok;
+}
+
+}  // namespace
+
+bool knows(const worker::Described& d, const core::Case& c) {
+  if (kernel::is_package(c.kernel)) return true;  // every worker runs packages
+  if (c.kernel.starts_with("op:")) {
+    for (const auto& p : d.plugins)
+      if (std::find(p.ops.begin(), p.ops.end(), c.kernel.substr(3)) != p.ops.end()) return true;
+    return false;
+  }
+  return std::find(d.kernels.begin(), d.kernels.end(), c.kernel) != d.kernels.end();
+}
+
+std::vector<gate::PairedRound> paired_rounds(const std::vector<store::AbRound>& rounds) {
+  std::vector<gate::PairedRound> out;
+  out.reserve(rounds.size());
+  for (const auto& r : rounds) out.push_back({r.base_ns, r.head_ns, !r.base_first, r.pass});
+  return out;
+}
+
+Session::Session(worker::Spawn base, worker::Spawn head, SessionOptions options)
+    : m_base_spawn(std::move(base)), m_head_spawn(std::move(head)), m_options(std::move(options)) {
+  start_pair(0);
+}
+
+Session::~Session() = default;
+
+void Session::start_pair(int pair) {
+  stats::Rng rng(m_options.seed + static_cast<std::uint64_t>(pair));
+  m_base.reset();  // the old pair ends before the new one starts
+  m_head.reset();
+  m_base = std::make_unique<worker::Supervisor>(
+      m_options.randomize_layout ? padded(m_base_spawn, rng) : m_base_spawn);
+  m_head = std::make_unique<worker::Supervisor>(
+      m_options.randomize_layout ? padded(m_head_spawn, rng) : m_head_spawn);
+}
+
+std::map<std::string, double> Session::pair_seconds() const {
+  std::map<std::string, double> out;
+  for (const auto& [key, c] : m_courses)
+    if (c.pairs > 0) out[key] = c.seconds / c.pairs;
+  return out;
+}
+
+// One case on the current pair: its rounds into the sink, its course updated. Returns the
+// progress line.
+std::string Session::measure(const core::Case& c, int pair, Sink& sink) {
+  CaseCourse& course = m_courses[c.key];
+  Options o = m_options.rounds;
+  o.pass = pair;
+  o.first_round = static_cast<int>(m_rounds[c.key].size());
+  o.trace = o.trace && pair == 0;  // pair 0's cost matrices stand
+  CaseOutcome out = run_case(*m_base, *m_head, c, o);
+  if (pair == 0) {
+    sink.db.write_case(sink.base_run, out.base);
+    sink.db.write_case(sink.head_run, out.head);
+  }
+  sink.db.write_rounds(sink.pair_id, out.rounds);
+  auto& rounds = m_rounds[c.key];
+  rounds.insert(rounds.end(), out.rounds.begin(), out.rounds.end());
+  ++course.pairs;
+  course.rounds = static_cast<int>(rounds.size());
+  course.seconds += out.seconds;
+  if (settled_by(out.base) || settled_by(out.head)) {
+    const bool head_bad = settled_by(out.head);
+    const core::CaseResult& bad = head_bad ? out.head : out.base;
+    course.state = pair == 0 ? "not measured on both sides"
+                             : fmt::format("pair {} ended it: {} {}", pair + 1,
+                                           head_bad ? "head" : "base", core::to_string(bad.status));
+    const std::string message = bad.message.substr(0, bad.message.find('\n'));
+    return fmt::format("{} {}: {}", head_bad ? "head" : "base", core::to_string(bad.status),
+                       message);
+  }
+  const double tol = gate::tolerance_for(c.gate.tolerance, m_options.gate);
+  course.last = gate::check_stop(paired_rounds(rounds), tol, m_options.stop);
+  if (course.last.decided) course.state = course.last.look ? "settled" : "max pairs";
+  const std::string look = course.last.look ? "; " + course.last.reason : "";
+  return fmt::format("{} rounds ({}){}", out.rounds.size(), out.stop_reason, look);
+}
+
+void Session::run(const std::vector<core::Case>& cases, Sink& sink, const Observer& observer) {
+  const auto t0 = Clock::now();
+  auto relay = [&] {
+    for (auto* s : {m_base.get(), m_head.get()})
+      for (const auto& l : s->take_stderr())
+        if (observer.message) observer.message(fmt::format("  {}: {}", s->spawn().label, l));
+  };
+  double last_pair_s = 0;
+  for (int pair = 0; pair < std::max(1, m_options.stop.max_pairs); ++pair) {
+    std::vector<const core::Case*> todo;
+    for (const auto& c : cases)
+      if (m_courses[c.key].state.empty()) todo.push_back(&c);
+    if (todo.empty()) break;
+    // A pair that would end past the time limit is not started.
+    if (pair > 0 && m_options.time_limit_s > 0 &&
+        since(t0) + last_pair_s > m_options.time_limit_s) {
+      for (const auto* c : todo) m_courses[c->key].state = "time limit";
+      break;
+    }
+    const auto p0 = Clock::now();
+    if (pair > 0) start_pair(pair);
+    m_pairs = pair + 1;
+    if (observer.pair_started) observer.pair_started(pair, static_cast<int>(todo.size()));
+    double in_cases = 0;  // the cases' own time in this pair; the rest is the workers' start
+    for (const core::Case* c : todo) {
+      const double before = m_courses[c->key].seconds;
+      if (observer.case_started) observer.case_started(c->key);
+      std::string line;
+      const bool in_base = knows(m_base->described(), *c), in_head = knows(m_head->described(), *c);
+      if (!in_base || !in_head) {
+        // Only one side has this kernel: run it there alone, for the record.
+        worker::Supervisor& only = in_head ? *m_head : *m_base;
+        const auto started = Clock::now();
+        core::CaseResult r = only.run_case(*c, m_options.rounds.trace,
+                                           worker::case_timeout(*c, m_options.rounds.timeout_s));
+        sink.db.write_case(in_head ? sink.head_run : sink.base_run, r);
+        m_courses[c->key].state = "one side only";
+        m_courses[c->key].seconds += since(started);
+        line = fmt::format("{} only ({})", in_head ? "head" : "base", core::to_string(r.status));
+      } else {
+        line = measure(*c, pair, sink);
+      }
+      in_cases += m_courses[c->key].seconds - before;
+      relay();
+      if (observer.case_done) observer.case_done(c->key, line);
+    }
+    last_pair_s = since(p0);
+    const double start_share = std::max(0.0, last_pair_s - in_cases) / todo.size();
+    for (const core::Case* c : todo) m_courses[c->key].seconds += start_share;
+  }
+  for (auto& [key, course] : m_courses)
+    if (course.state.empty()) course.state = "max pairs";
+  m_wall_s = since(t0);
+}
+
+}  // namespace attnprof::ab
