@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Calibrate `attnprof ab`: A/A coverage and false verdicts, and power on planted slowdowns.
+
+Runs SESSIONS A/B sessions of one suite (4 cases) and tabulates the verdicts:
+
+  aa      both sides the same build (built-in kernels, or the test plugin on both sides): the
+          share of 99% intervals that hold 1.0 (coverage), and the false verdicts (regression or
+          improvement) at each tolerance in --judge; a session runs at --tolerance and its stored
+          rounds are judged again at the others with `attnprof compare --pair`
+  power   the test plugin on both sides, the head side slowed by each fraction in --slowdowns
+          (ATTNPROF_TEST_EXTRA: busy work for that fraction of the SDPA call's time, a slowdown
+          of real work however noisy the machine): the share of sessions that call it a
+          regression at --tolerance, and the time to verdict
+
+--load N runs N bursty busy processes beside the sessions (each busy 0.1-2 s, idle 0.1-2 s, like
+other jobs on a shared runner); every table gives the load average the sessions saw. A benchmark,
+run on purpose (minutes to hours), never by ctest:
+
+  bench/ab_calibrate.py aa --suite builtin --sessions 20 --load 2
+  bench/ab_calibrate.py power --sessions 10 --slowdowns 0.02,0.05,0.10
+  bench/ab_calibrate.py aa --attnprof /old/build/attnprof ...   # an older attnprof, same workers
+
+--minutes bounds the whole campaign: no session starts after it. Every verdict is appended to
+--out (JSON lines) as it comes, so a campaign cut short still counts.
+"""
+import argparse
+import collections
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUITES = {"builtin": os.path.join(HERE, "ab_calibrate.yaml"),
+          "plugin": os.path.join(HERE, "ab_slowdown.yaml")}
+
+
+def fraction(text):
+    return float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def start_load(n, seed):
+    """N bursty busy loops (our own processes, ended by pid at the end)."""
+    code = ("import random, time\nr = random.Random(%d)\n"
+            "while True:\n"
+            "    end = time.monotonic() + r.uniform(0.1, 2)\n"
+            "    while time.monotonic() < end: pass\n"
+            "    time.sleep(r.uniform(0.1, 2))\n")
+    return [subprocess.Popen([sys.executable, "-c", code % (seed + i)]) for i in range(n)]
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return p.returncode, p.stdout
+
+
+def verdicts_of(path):
+    if not os.path.exists(path):
+        return None
+    return json.load(open(path))["verdicts"]
+
+
+def session(a, work, t, extra):
+    """One `attnprof ab` session; its verdicts at --tolerance and at each --judge tolerance."""
+    suite = SUITES[a.suite]
+    js = os.path.join(work, f"s{t}.json")
+    cmd = [a.attnprof, "ab", suite, "--base", a.build, "--db", a.db, "--tolerance", a.tolerance,
+           "--json", js, "--no-trace", "--commit", f"t{t}"]
+    if a.suite == "plugin":
+        plugin = os.path.join(a.build, "tests", "plugin", "libattnprof_test_plugin.so")
+        cmd += [f"--base-arg=--plugin={plugin}", f"--head-arg=--plugin={plugin}"]
+    if extra > 0:
+        cmd += [f"--head-arg=--env=ATTNPROF_TEST_EXTRA={extra}"]
+    cmd += a.ab_args
+    load0, t0 = loadavg(), time.monotonic()
+    rc, out = run(cmd)
+    wall = time.monotonic() - t0
+    got = verdicts_of(js)
+    if got is None:
+        print(out[-3000:])
+        sys.exit(f"session {t}: attnprof ab exited {rc} without a report")
+    judged = {a.tolerance: got}
+    for tol in a.judge.split(","):
+        if tol and fraction(tol) != fraction(a.tolerance):
+            jj = os.path.join(work, f"s{t}-{tol.rstrip('%')}.json")
+            run([a.attnprof, "compare", "--db", a.db, "--pair", "latest", "--tolerance", tol,
+                 "--json", jj, "--no-record"])
+            judged[tol] = verdicts_of(jj) or []
+    return {"session": t, "extra": extra, "wall_s": wall, "load": (load0 + loadavg()) / 2,
+            "rc": rc, "verdicts": judged}
+
+
+def summarize(a, records):
+    by = collections.defaultdict(list)
+    for r in records:
+        by[r["extra"]].append(r)
+    for extra, rs in sorted(by.items()):
+        loads = [r["load"] for r in rs]
+        walls = sorted(r["wall_s"] for r in rs)
+        main = [v for r in rs for v in r["verdicts"][a.tolerance]]
+        n = len(main)
+        with_ci = [v for v in main if v.get("ci_low") is not None and v.get("ci_high") is not None]
+        truth = 1.0
+        covered = sum(1 for v in with_ci if v["ci_low"] <= truth <= v["ci_high"])
+        print(f"\n{a.kind} {a.suite}, slowdown {extra:.0%}: {len(rs)} sessions, {n} verdicts, "
+              f"load average {min(loads):.1f}-{max(loads):.1f} "
+              f"(mean {statistics.mean(loads):.1f}), "
+              f"session wall median {walls[len(walls) // 2]:.0f} s, max {walls[-1]:.0f} s")
+        if extra == 0:
+            print(f"  99% interval holds 1.0: {covered} of {len(with_ci)} "
+                  f"({100 * covered / max(1, len(with_ci)):.1f}%); "
+                  f"{n - len(with_ci)} verdicts without an interval")
+        print(f"  {'tolerance':>9} | {'regr':>5} {'impr':>5} {'unch':>5} {'inconc':>6} | false")
+        for tol, _ in sorted(rs[0]["verdicts"].items(), key=lambda kv: fraction(kv[0])):
+            c = collections.Counter(v["verdict"] for r in rs for v in r["verdicts"].get(tol, []))
+            m = sum(c.values())
+            false = c["regression"] + c["improvement"] if extra == 0 else c["improvement"] + (
+                c["unchanged"] if extra > fraction(tol) else 0)
+            print(f"  {tol:>9} | {c['regression']:>5} {c['improvement']:>5} {c['unchanged']:>5} "
+                  f"{c['inconclusive']:>6} | {false} of {m} ({100 * false / max(1, m):.1f}%)")
+        if extra > 0:
+            found = sum(1 for v in main if v["verdict"] == "regression")
+            print(f"  found at {a.tolerance}: {found} of {n} ({100 * found / max(1, n):.0f}%)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kind", choices=["aa", "power"])
+    ap.add_argument("--suite", choices=sorted(SUITES), default="plugin")
+    ap.add_argument("--build", default="build", help="build folder with attnprof-worker")
+    ap.add_argument("--attnprof", default="", help="attnprof executable (default: BUILD/attnprof)")
+    ap.add_argument("--sessions", type=int, default=10, help="per slowdown")
+    ap.add_argument("--tolerance", default="1%", help="the sessions' tolerance (stop rule)")
+    ap.add_argument("--judge", default="1%,2%,5%",
+                    help="tolerances the stored rounds are judged at")
+    ap.add_argument("--slowdowns", default="0.02,0.05,0.10", help="power: head-side fractions")
+    ap.add_argument("--load", type=int, default=0, help="bursty busy processes beside the sessions")
+    ap.add_argument("--minutes", type=float, default=0, help="no session starts after this")
+    ap.add_argument("--db", default="")
+    ap.add_argument("--out", default="", help="JSON lines: one record per session")
+    ap.add_argument("ab_args", nargs="*", help="after --: more attnprof ab arguments")
+    a = ap.parse_args()
+    a.build = os.path.abspath(a.build)
+    a.attnprof = os.path.abspath(a.attnprof or os.path.join(a.build, "attnprof"))
+    work = tempfile.mkdtemp(prefix="attnprof-calibrate-")
+    a.db = os.path.abspath(a.db) if a.db else os.path.join(work, "calibrate.db")
+    if a.kind == "aa" and a.suite == "plugin" and "ATTNPROF_TEST_EXTRA" in " ".join(a.ab_args):
+        sys.exit("aa: no ATTNPROF_TEST_EXTRA")
+    if a.kind == "power":
+        a.suite = "plugin"
+    extras = [0.0] if a.kind == "aa" else [float(x) for x in a.slowdowns.split(",")]
+    load = start_load(a.load, random.randrange(1 << 30)) if a.load else []
+    records, start = [], time.monotonic()
+    try:
+        for t in range(a.sessions):
+            for extra in extras:  # interleaved, so every slowdown sees the same machine states
+                if a.minutes and time.monotonic() - start > a.minutes * 60:
+                    raise TimeoutError
+                r = session(a, work, len(records), extra)
+                records.append(r)
+                if a.out:
+                    with open(a.out, "a") as f:
+                        f.write(json.dumps(r) + "\n")
+                c = collections.Counter(v["verdict"] for v in r["verdicts"][a.tolerance])
+                print(f"session {len(records)}: slowdown {extra:.0%}, {dict(c)}, "
+                      f"{r['wall_s']:.0f} s, load {r['load']:.1f}", flush=True)
+    except (TimeoutError, KeyboardInterrupt):
+        print(f"stopped after {len(records)} sessions ({(time.monotonic() - start) / 60:.1f} min)")
+    finally:
+        for p in load:
+            p.send_signal(signal.SIGTERM)
+            p.wait()
+    if records:
+        summarize(a, records)
+    print(f"\ndatabase {a.db}")
+
+
+if __name__ == "__main__":
+    main()
