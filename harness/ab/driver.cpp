@@ -1,3 +1,5 @@
+// One case of `attnprof ab` on two workers (driver.h): both prepare, then interleaved rounds
+// of one short batch per side in ABBA order, then both finish.
 #include "harness/ab/driver.h"
 
 #include <chrono>

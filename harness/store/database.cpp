@@ -1,3 +1,5 @@
+// The history database (database.h): opening and validating a file, writing runs, cases, A/B
+// rounds, annotations and verdicts, reading them back, prune, merge and vacuum.
 #include "harness/store/database.h"
 
 #include <fmt/format.h>

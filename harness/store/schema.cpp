@@ -1,3 +1,5 @@
+// The history's SQLite schema (schema.h): the tables of each version and the migration chain
+// from every older version to this one.
 #include "harness/store/schema.h"
 
 namespace attnprof::store::schema {

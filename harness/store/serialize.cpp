@@ -1,3 +1,5 @@
+// The JSON codec of core records (serialize.h): the store's JSON columns, exports and imports,
+// and the cases and results the worker protocol carries.
 #include "harness/store/serialize.h"
 
 #include <fmt/format.h>
