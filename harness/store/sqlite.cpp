@@ -9,19 +9,12 @@
 
 namespace attnprof::store::sql {
 
-namespace {
-
-// SQL statements span lines; a message quoting one must stay on one line.
-std::string one_line(std::string_view s) {
-  return util::collapse_whitespace(s);
-}
-
-}  // namespace
-
 std::string describe(const std::string& path, int rc, std::string_view call_sql,
                      const char* errmsg) {
-  const std::string what = one_line(errmsg && *errmsg ? errmsg : sqlite3_errstr(rc));
-  const std::string call = one_line(call_sql);
+  const std::string what =
+      util::collapse_whitespace(errmsg && *errmsg ? errmsg : sqlite3_errstr(rc));
+  // SQL statements span lines; a message quoting one must stay on one line.
+  const std::string call = util::collapse_whitespace(call_sql);
   switch (rc & 0xff) {
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
@@ -154,7 +147,8 @@ void Connection::exec(std::string_view sql) {
   char* err = nullptr;
   int rc = sqlite3_exec(m_db, s.c_str(), nullptr, nullptr, &err);
   if (rc != SQLITE_OK) {
-    std::string msg = describe(m_name, rc, fmt::format("\"{}\"", one_line(s).substr(0, 60)), err);
+    std::string msg = describe(
+        m_name, rc, fmt::format("\"{}\"", util::collapse_whitespace(s).substr(0, 60)), err);
     sqlite3_free(err);
     if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw BusyError(msg);
     throw util::EnvironmentError(msg);
