@@ -11,7 +11,7 @@
 #include "harness/kernel/names.h"
 #include "harness/kernel/package.h"
 #include "harness/scenario/scenario.h"
-#include "harness/store/serialize.h"
+#include "harness/core/json.h"
 #include "harness/util/error.h"
 
 namespace attnprof::cli {
@@ -27,7 +27,7 @@ struct ListArgs {
 // A case for scripts: the store's JSON, plus for a compiled package the file and the calling
 // convention's facts the package must be made for (docs/scenarios.md, "Compiled packages").
 nlohmann::json case_json(const core::Case& c) {
-  nlohmann::json j = store::to_json(c);
+  nlohmann::json j = core::to_json(c);
   if (kernel::is_package(c.kernel))
     j["package"] = {{"path", kernel::package_path(c)},
                     {"mask_input", kernel::takes_mask_tensor(c)},

@@ -1,58 +1,27 @@
-// core records <-> JSON, for the store's `params` column and for export/import. Round trips
-// exactly: from_json(to_json(x)) == x field by field (tests/unit/test_serialize.cpp). The
-// from_json functions throw FieldError on anything to_json would not have written.
+// The store's JSON: the core codec (harness/core/json.h) for its columns, exports and imports,
+// and the codec of what only the store reads and writes as JSON, the A/B rounds of an export.
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <string>
 
-#include "harness/core/types.h"
+#include "harness/core/json.h"
 #include "harness/store/database.h"
-#include "harness/util/error.h"
 
 namespace attnprof::store {
 
-// JSON read back strictly: a field of the wrong type (a string where a number was written, 1.5
-// for an integer, 2^64 for an int64), an unknown enum value, or sample arrays of unequal
-// lengths is this error, naming the field as a path ("cases[2].spec.batch") so that an import
-// or a damaged row can say which one.
-class FieldError : public util::InputError {
- public:
-  FieldError(std::string field, std::string problem);
-  const std::string& field() const { return m_field; }
-  const std::string& problem() const { return m_problem; }
-  // The same error seen one level out: "batch" within "spec" is "spec.batch".
-  FieldError within(std::string_view outer) const;
-
- private:
-  std::string m_field, m_problem;
-};
-
-// j[key] into `out` when present (null too, for the optional), strictly typed as above.
-void read_field(const nlohmann::json& j, const char* key, std::string& out);
-void read_field(const nlohmann::json& j, const char* key, std::int64_t& out);
-void read_field(const nlohmann::json& j, const char* key, std::optional<double>& out);
-
-nlohmann::json to_json(const core::Case& c);
-core::Case case_from_json(const nlohmann::json& j);
-
-// One case's result: its spec, status, samples, summary, metrics, cost rows. Also what
-// attnprof-worker sends attnprof for each case.
-nlohmann::json to_json(const core::CaseResult& result);
-core::CaseResult case_result_from_json(const nlohmann::json& j);
-
-// A whole run: environment, cases, samples, summaries, metrics, cost rows.
-nlohmann::json to_json(const core::Run& run);
-core::Run run_from_json(const nlohmann::json& j);
+// The store's files read their JSON with core's codec, under the same names.
+using core::case_from_json;
+using core::case_result_from_json;
+using core::cost_row_from_json;
+using core::FieldError;
+using core::read_field;
+using core::run_from_json;
+using core::to_json;
 
 // One round of an A/B: {"case", "round", "base_first", "base_ns", "head_ns", "base_n",
-// "head_n", "at_ns"}. Reading checks what a round must be (a case, batch medians above 0,
-// batches of at least one sample).
+// "head_n", "at_ns", "pass"}. Reading checks what a round must be (a case, batch medians above
+// 0, batches of at least one sample).
 nlohmann::json to_json(const AbRound& r);
 AbRound ab_round_from_json(const nlohmann::json& j);
-
-nlohmann::json to_json(const core::CostRow& row);
-core::CostRow cost_row_from_json(const nlohmann::json& j);
 
 }  // namespace attnprof::store

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/store/serialize.h"
+#include "harness/core/json.h"
 #include "harness/util/error.h"
 #include "harness/worker/protocol.h"
 
@@ -40,7 +40,7 @@ core::CaseResult error_result(const core::Case& c, const std::string& why) {
 
 core::CaseResult result_of(const json& reply, const std::string& label) {
   try {
-    return store::case_result_from_json(reply.at("result"));
+    return core::case_result_from_json(reply.at("result"));
   } catch (const std::exception& e) {
     throw Failure(Failure::Kind::protocol,
                   fmt::format("{} broke the protocol: its result is malformed ({})", label,
@@ -144,7 +144,7 @@ std::optional<core::CaseResult> Supervisor::guarded(const core::Case& c, F&& f) 
 core::CaseResult Supervisor::run_case(const core::Case& c, bool trace,
                                       std::chrono::milliseconds timeout) {
   auto r = guarded(c, [&](Client& w) {
-    return w.call({{"op", "run"}, {"case", store::to_json(c)}, {"trace", trace}}, timeout);
+    return w.call({{"op", "run"}, {"case", core::to_json(c)}, {"trace", trace}}, timeout);
   });
   return r ? *r : error_result(c, fmt::format("{} answered run with \"ready\"", m_spawn.label));
 }
@@ -153,7 +153,7 @@ std::optional<core::CaseResult> Supervisor::prepare(const core::Case& c,
                                                     std::chrono::milliseconds timeout) {
   m_current = c;
   return guarded(c, [&](Client& w) {
-    return w.call({{"op", "prepare"}, {"case", store::to_json(c)}}, timeout);
+    return w.call({{"op", "prepare"}, {"case", core::to_json(c)}}, timeout);
   });
 }
 

@@ -16,7 +16,7 @@
 
 #include "harness/cli/options.h"
 #include "harness/kernel/package.h"
-#include "harness/store/serialize.h"
+#include "harness/core/json.h"
 #include "harness/util/allocator.h"
 #include "harness/util/error.h"
 #include "harness/worker/protocol.h"
@@ -187,7 +187,7 @@ class Server {
   }
 
   json result_reply(const core::CaseResult& r, const core::Case& asked, bool& exit_after) {
-    json reply = {{"result", store::to_json(as_asked(r, asked))}};
+    json reply = {{"result", core::to_json(as_asked(r, asked))}};
     if (device_poisoned(r)) {
       reply["restart"] = "the CUDA context has a sticky error";
       exit_after = true;
@@ -216,13 +216,13 @@ class Server {
               {"torch_dir", ATTNPROF_TORCH_DIR}};
     }
     if (op == "run") {
-      const core::Case asked = store::case_from_json(req.at("case"));
+      const core::Case asked = core::case_from_json(req.at("case"));
       auto session = runner().prepare(as_run(asked));
       session->measure_adaptive();
       return result_reply(session->finish({}, req.value("trace", true)), asked, exit_after);
     }
     if (op == "prepare") {
-      m_asked = store::case_from_json(req.at("case"));
+      m_asked = core::case_from_json(req.at("case"));
       m_samples.clear();
       m_session = runner().prepare(as_run(m_asked));
       m_session->warm_up();

@@ -1,13 +1,13 @@
-// store::serialize: records round-trip field by field; wrong types and enum values name the
+// core::json: records round-trip field by field; wrong types and enum values name the
 // field.
 #include <doctest/doctest.h>
 
-#include "harness/store/serialize.h"
+#include "harness/core/json.h"
 #include "harness/util/error.h"
 
 using namespace attnprof;
 
-TEST_SUITE("store::serialize") {
+TEST_SUITE("core::json") {
   TEST_CASE("a case spec round-trips field by field") {
     core::Case c;
     c.key = "llama/decode/b16-kv4096-bf16-causal/sdpa.flash";
@@ -39,8 +39,8 @@ TEST_SUITE("store::serialize") {
     c.gate.tolerance = 0.03;
     c.loc = {"s.yaml", 12, 5};
     c.mask_file = "/data/alibi.mask";
-    core::Case d = store::case_from_json(store::to_json(c));
-    CHECK(store::to_json(d) == store::to_json(c));
+    core::Case d = core::case_from_json(core::to_json(c));
+    CHECK(core::to_json(d) == core::to_json(c));
     CHECK(d.phase == core::Phase::decode);
     CHECK(d.level == core::Level::layer);
     CHECK(d.seed == 1ull << 60);
@@ -56,24 +56,24 @@ TEST_SUITE("store::serialize") {
     r.op = "aten::copy_";
     r.launches = 1;
     r.copies = 2;
-    const auto j = store::to_json(r);
+    const auto j = core::to_json(r);
     CHECK(j.at("launches") == 1);
     CHECK(j.at("copies") == 2);
-    const core::CostRow back = store::cost_row_from_json(j);
+    const core::CostRow back = core::cost_row_from_json(j);
     CHECK(back.launches == 1);
     CHECK(back.copies == 2);
     // Exports written before copies had their own field read as none.
     auto old = j;
     old.erase("copies");
-    CHECK(store::cost_row_from_json(old).copies == 0);
+    CHECK(core::cost_row_from_json(old).copies == 0);
   }
 
   TEST_CASE("a field of the wrong type is an input error naming the field's path") {
     auto err = [](const nlohmann::json& j) {
       try {
-        store::run_from_json(j);
+        core::run_from_json(j);
         return std::string("no error");
-      } catch (const store::FieldError& e) {
+      } catch (const core::FieldError& e) {
         return e.field() + ": " + e.problem();
       }
     };
@@ -102,7 +102,7 @@ TEST_SUITE("store::serialize") {
 
   TEST_CASE("an unknown enum value is an input error naming the field") {
     try {
-      store::case_from_json({{"dtype", "fp8"}});
+      core::case_from_json({{"dtype", "fp8"}});
       FAIL("no error");
     } catch (const util::InputError& e) {
       CHECK(std::string(e.what()) == "run JSON: dtype: unknown value \"fp8\"");
