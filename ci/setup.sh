@@ -22,15 +22,17 @@ say() { printf 'setup: %s\n' "$*"; }
 t0=$(date +%s)
 
 # --- Debian/Ubuntu packages -------------------------------------------------------------
-# yaml-cpp, doctest, CLI11, nlohmann-json, fmt and SQLite come from the distribution: they
-# are well kept there and need no vendoring.
+# yaml-cpp, doctest, CLI11, nlohmann-json, fmt, SQLite and libpq (the fleet server's client) come
+# from the distribution: they are well kept there and need no vendoring.
 pkgs=(build-essential cmake ninja-build ccache pkg-config python3-venv
       libyaml-cpp-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-      libsqlite3-dev sqlite3)
+      libsqlite3-dev sqlite3 libpq-dev)
 # What only the tests use (ci/test sets ATTNPROF_SETUP_TESTS=1): Chromium renders the HTML
-# reports headless (tests/ci/html_chromium.sh), git makes the repositories the gate tests use.
+# reports headless (tests/ci/html_chromium.sh), git makes the repositories the gate tests use,
+# PostgreSQL's server is the fleet server attnprof push and pull are tested against
+# (tests/ci/postgres.sh starts a cluster of its own; the package's own cluster is not used).
 if [ "${ATTNPROF_SETUP_TESTS:-0}" = 1 ]; then
-  pkgs+=(chromium git)
+  pkgs+=(chromium git postgresql)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -10,3 +10,15 @@ find_package(doctest REQUIRED)
 if(NOT TARGET yaml-cpp::yaml-cpp)
   add_library(yaml-cpp::yaml-cpp ALIAS yaml-cpp)
 endif()
+# libpq, for the fleet server (`attnprof push`, `pull`: harness/store/server.h). Optional: a
+# machine without libpq-dev builds attnprof all the same, and those commands say it was built
+# without PostgreSQL. -DATTNPROF_POSTGRES=OFF leaves it out where it is installed.
+option(ATTNPROF_POSTGRES "Build the PostgreSQL client (attnprof push, pull) when libpq is found" ON)
+if(ATTNPROF_POSTGRES)
+  find_package(PostgreSQL QUIET)
+endif()
+if(TARGET PostgreSQL::PostgreSQL)
+  message(STATUS "attnprof: PostgreSQL client (libpq ${PostgreSQL_VERSION_STRING}) for push and pull")
+else()
+  message(STATUS "attnprof: built without PostgreSQL (no libpq-dev): push and pull will say so")
+endif()
