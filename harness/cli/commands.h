@@ -10,7 +10,11 @@
 
 namespace attnprof::store {
 struct HistoryFilter;
+struct RunFilter;
 enum class Format;
+namespace pg {
+class Connection;
+}
 }  // namespace attnprof::store
 
 namespace attnprof::cli {
@@ -32,6 +36,8 @@ Action setup_import(CLI::App&);
 Action setup_annotate(CLI::App&);
 Action setup_ab(CLI::App&);
 Action setup_report(CLI::App&);
+Action setup_push(CLI::App&);
+Action setup_pull(CLI::App&);
 
 // History filters as typed, shared by history, trend, changes and export (cmd_history.cpp).
 struct HistoryFilterText {
@@ -43,6 +49,13 @@ void add_run_filters(CLI::App& sub, HistoryFilterText& filter);
 void add_history_filters(CLI::App& sub, HistoryFilterText& filter);
 store::HistoryFilter to_filter(const HistoryFilterText& filter);  // util::InputError if bad
 store::Format parse_format_option(const std::string& text);
+store::RunFilter to_run_filter(const HistoryFilterText& filter);  // the run filters alone
+
+// The fleet server's URL (push --to, pull --from; default $ATTNPROF_POSTGRES_URL) and its
+// connection: bad input (exit 2) when none is named or it is no postgresql:// URL.
+// (cmd_push.cpp)
+void add_server_option(CLI::App& sub, std::string& url, const char* flag);
+store::pg::Connection connect_server(const std::string& url, const char* flag);
 
 inline std::span<const Command> commands() {
   static const Command table[] = {
@@ -63,6 +76,8 @@ inline std::span<const Command> commands() {
       {"prune", "Delete old runs by retention policy; annotated runs stay", setup_prune},
       {"export", "Write history as JSON lines, to move it between machines", setup_export},
       {"import", "Read history written by export", setup_import},
+      {"push", "Send runs to a fleet's PostgreSQL server (one transaction per run)", setup_push},
+      {"pull", "Take a slice of a fleet's PostgreSQL server into a local history", setup_pull},
       {"report", "Write a self-contained HTML report of a run or of a case's history",
        setup_report},
   };

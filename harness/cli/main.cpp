@@ -22,7 +22,15 @@ namespace attnprof::cli {
 void add_db_option(CLI::App& sub, std::string& path) {
   const char* env = std::getenv("ATTNPROF_DB");
   path = env && *env ? env : "attnprof.db";
-  sub.add_option("--db", path, "SQLite history (default: $ATTNPROF_DB, else ./attnprof.db)");
+  sub.add_option("--db", path, "SQLite history (default: $ATTNPROF_DB, else ./attnprof.db)")
+      ->check(
+          [](const std::string& v) -> std::string {
+            // A server is shared by a fleet; commands read and write a local slice of it.
+            if (!v.starts_with("postgresql://") && !v.starts_with("postgres://")) return "";
+            return "a PostgreSQL server is not a history file: take a slice of it with "
+                   "`attnprof pull --from URL --db FILE` and send runs with `attnprof push`";
+          },
+          "");
 }
 
 std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std::string& sort,
