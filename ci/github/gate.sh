@@ -7,9 +7,11 @@
 #   ab       pull requests: check out the merge base in a git worktree next to the head, build
 #            both sides, and judge the head against the base with `attnprof ab`, both sides
 #            interleaved on this machine. Needs no history and is not fooled by a noisy runner.
-#   record   pushes to the main branch: import the durable history (history.sh), run the
-#            suites, judge the run against main's history (`compare --baseline history`,
-#            Perf-Accept trailers honoured), then append this run to the history branch.
+#   record   pushes to the main branch: run the suites, import the slice of the durable
+#            history that the run's comparison needs (history.sh, or the fleet's PostgreSQL
+#            server), judge the run against main's history (`compare --baseline history`,
+#            Perf-Accept trailers honoured), then append this run to the history branch (or
+#            push it to the server).
 #   run      anything else (other branches, manual runs): run and judge against the history
 #            like record, but write nothing back.
 #
@@ -48,6 +50,12 @@
 #                          $ATTNPROF_OUT/<name>: gate.md, gate.json, gate.junit.xml, gate.html,
 #                          attnprof.db, and in ab mode comment/ (<name>.md, pr) for the PR comment
 #   ATTNPROF_HISTORY_BRANCH, ATTNPROF_HISTORY_REMOTE   see history.sh
+#   ATTNPROF_HISTORY_WINDOW  how many of main's newest runs in this environment to import
+#                          (default 200)
+#   ATTNPROF_HISTORY_CACHE where the imported slice is kept between jobs (default
+#                          $ATTNPROF_HOME/history, inside the action's cache)
+#   ATTNPROF_POSTGRES_URL  the fleet's server (docs/fleet.md): the slice is pulled from it, and
+#                          a record job pushes its run there instead of to the history branch
 # Exit code: the gate's (0 pass, 1 gate failed, 2 bad input, 3 environment: measure again).
 # Nothing else: a command that fails in an unforeseen way ends in 3, naming the command.
 set -euo pipefail
@@ -295,8 +303,32 @@ if [ "$mode" = ab ]; then
   finish "$rc"
 fi
 
-# record and run: the durable history is the baseline.
-ATTNPROF_BIN="$attnprof" bash "$here/history.sh" fetch "$db"
+# The slice of main's history this run's comparison needs (main, environment FP, the newest
+# $ATTNPROF_HISTORY_WINDOW runs), from the server when there is one, else from the history
+# branch. It is kept between jobs in a history of its own ($ATTNPROF_HISTORY_CACHE, default
+# under ~/.cache/attnprof, which the action caches), one per repository, branch and
+# environment, so a job imports only what is new since the last; pruned to the window, then
+# merged into this job's database.
+fetch_history() {
+  local fp="$1" window="${ATTNPROF_HISTORY_WINDOW:-200}" cache_dir key cache
+  cache_dir="${ATTNPROF_HISTORY_CACHE:-$ATTNPROF_HOME/history}"
+  key="$(printf '%s\n' "$(git remote get-url "${ATTNPROF_HISTORY_REMOTE:-origin}" 2>/dev/null || pwd)" \
+    "${ATTNPROF_POSTGRES_URL:+server}" "${ATTNPROF_HISTORY_BRANCH:-attnprof-history}" \
+    "$main_branch" "$fp" | sha256sum | cut -c1-16)"
+  mkdir -p "$cache_dir"
+  cache="$cache_dir/$key.db"
+  if [ -n "${ATTNPROF_POSTGRES_URL:-}" ]; then
+    "$attnprof" pull --db "$cache" --branch "$main_branch" ${fp:+--env "$fp"} --last "$window"
+  else
+    ATTNPROF_HISTORY_WINDOW="$window" ATTNPROF_BIN="$attnprof" \
+      bash "$here/history.sh" fetch "$cache" "$fp"
+  fi
+  "$attnprof" prune --db "$cache" --keep-last "$window" >/dev/null
+  "$attnprof" merge "$cache" -o "$db" >/dev/null
+}
+
+# record and run: the durable history is the baseline. The run comes first: its environment
+# names the slice of history its comparison needs.
 start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 run_rc=0
 plugin_flags=()
@@ -309,6 +341,9 @@ fi
 if [ "$run_rc" -ne 0 ] && [ "$run_rc" -ne 1 ]; then finish "$run_rc"; fi  # nothing stored
 # The run this job stored ("run <id> stored in <db>"): what a record job appends to history.
 run_id="$(sed -n 's/^run \([0-9a-f-]*\) stored in .*/\1/p' "$out/run.log" | tail -n 1)"
+fp=""
+[ -n "$run_id" ] && fp="$("$attnprof" show "$run_id" --db "$db" | sed -n 's/^env  *//p' | head -n 1)"
+fetch_history "$fp"
 gate_rc=0
 accept=()
 [ "$mode" = record ] && accept=(--accept-from-commit-message)
@@ -336,9 +371,14 @@ with open(src) as f, open(dst, "w") as out:
             continue
         out.write(line)
 PY
-  stamp="$(date -u +%Y%m%dT%H%M%SZ)"
-  ATTNPROF_BIN="$attnprof" bash "$here/history.sh" push "$out/history.jsonl" \
-    "history/$name/$stamp-${GITHUB_SHA:-$(git rev-parse HEAD)}-${GITHUB_RUN_ID:-local}-${GITHUB_RUN_ATTEMPT:-1}.jsonl"
+  if [ -n "${ATTNPROF_POSTGRES_URL:-}" ]; then
+    # The server is the durable history: this run (one transaction), and the annotations.
+    "$attnprof" push --db "$db" ${run_id:+--run "$run_id"} --since "$start" | tee -a "$out/run.log"
+  else
+    stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+    ATTNPROF_BIN="$attnprof" bash "$here/history.sh" push "$out/history.jsonl" \
+      "history/$name/${fp:+$fp/}$stamp-${GITHUB_SHA:-$(git rev-parse HEAD)}-${GITHUB_RUN_ID:-local}-${GITHUB_RUN_ATTEMPT:-1}.jsonl"
+  fi
 fi
 # A correctness failure fails the job even when the timings pass.
 [ "$gate_rc" -eq 0 ] && gate_rc="$run_rc"

@@ -28,6 +28,8 @@ export GITHUB_SHA="$(git rev-parse HEAD)" GITHUB_REPOSITORY=acme/kernels GITHUB_
 export GITHUB_SERVER_URL=https://github.example GITHUB_WORKSPACE="$tmp/checkout"
 export RUNNER_TEMP="$tmp/runner" GITHUB_STEP_SUMMARY="$tmp/summary.md" GITHUB_OUTPUT="$tmp/output"
 export ATTNPROF_HEAD_BUILD="$build" ATTNPROF_SUITES=tiny.yaml ATTNPROF_RUN_ARGS="--cost-rows 0"
+# The slice of history each job imports is kept between jobs here (gate.sh, fetch_history).
+export ATTNPROF_HISTORY_CACHE="$tmp/history-cache"
 mkdir -p "$RUNNER_TEMP"
 history_files() { git --git-dir="$tmp/origin.git" ls-tree -r --name-only attnprof-history 2>/dev/null | grep -c '\.jsonl$' || true; }
 
@@ -52,7 +54,11 @@ echo "== record again: the history is imported, this run appended"
 export GITHUB_RUN_ID=102
 : >"$GITHUB_OUTPUT"
 bash "$src/ci/github/gate.sh" >"$tmp/record2.log" 2>&1 || { cat "$tmp/record2.log"; fail "second record"; }
-expect "$tmp/record2.log" "importing 1 export(s) from attnprof-history"
+fp="$(sed -n 's/^env  *//p' <("$build/attnprof" show latest --db "$RUNNER_TEMP/attnprof/tiny/attnprof.db"))"
+expect "$tmp/record2.log" "importing 1 export(s) from attnprof-history (environment $fp, of 1 there)"
+# Each run's file lies in its environment's folder: the slice a job imports.
+[ "$(git --git-dir="$tmp/origin.git" ls-tree -r --name-only attnprof-history | grep -c "^history/tiny/$fp/")" = 2 ] \
+  || fail "the history files are not under history/tiny/$fp/"
 [ "$(history_files)" = 2 ] || fail "expected 2 history files, found $(history_files)"
 # Each file holds its own run only: two runs in all, not three.
 runs="$(git --git-dir="$tmp/origin.git" archive attnprof-history | tar -xO | grep -c '^{"run"')"
@@ -73,6 +79,8 @@ export GITHUB_REF=refs/heads/feature GITHUB_REF_NAME=feature GITHUB_RUN_ID=103
 : >"$GITHUB_OUTPUT"
 bash "$src/ci/github/gate.sh" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; fail "run mode"; }
 expect "$GITHUB_OUTPUT" "mode=run"
+# The first record's file was imported by the second record job: only the second's is new.
+expect "$tmp/run.log" "importing 1 export(s) from attnprof-history (environment $fp, of 2 there)"
 [ "$(history_files)" = 2 ] || fail "a branch push wrote history"
 
 echo "== bad input is exit 2 with the reason"
