@@ -175,6 +175,32 @@ expect conflict.log "$url: 0 runs pushed, 0 already there, 1 conflicting"
 expect conflict.log "$url: run $victim is on the server with other content (git_commit: \"c0ffee${commit:6}\" here, \"$commit\" on the server): left as it is there, and not pushed"
 [ "$(sql "SELECT md5(record) FROM attnprof_runs WHERE id = '$victim'")" = "$theirs" ] || fail "the conflict changed the server"
 
+echo "== the record job with a server: pulls its slice, pushes its run, writes no branch"
+git init --quiet --bare "$tmp/origin.git"
+git init --quiet -b main "$tmp/checkout"
+cp "$src/tests/ci/tiny.yaml" "$tmp/checkout/tiny.yaml"
+git -C "$tmp/checkout" add tiny.yaml
+git -C "$tmp/checkout" -c user.name=t -c user.email=t@example.com commit --quiet -m "a change"
+git -C "$tmp/checkout" remote add origin "$tmp/origin.git"
+record() {  # record JOB: gate.sh as a push to main's record job, with the server's URL
+  (cd "$tmp/checkout" && GITHUB_ACTIONS=true GITHUB_EVENT_NAME=push GITHUB_REF=refs/heads/main \
+    GITHUB_REF_NAME=main GITHUB_SHA="$(git rev-parse HEAD)" GITHUB_RUN_ID="$1" \
+    RUNNER_TEMP="$tmp/runner$1" GITHUB_OUTPUT="$tmp/output$1" GITHUB_STEP_SUMMARY="$tmp/summary$1" \
+    ATTNPROF_HEAD_BUILD="$build" ATTNPROF_SUITES=tiny.yaml ATTNPROF_RUN_ARGS="--cost-rows 0" \
+    ATTNPROF_HISTORY_CACHE="$tmp/cache" ATTNPROF_POSTGRES_URL="$url" \
+    bash "$src/ci/github/gate.sh") >"record$1.log" 2>&1 || { cat "record$1.log"; fail "record job $1"; }
+}
+sql "DELETE FROM attnprof_runs" >/dev/null
+record 1
+expect record1.log "$url: 0 runs pulled, 0 already here"
+expect record1.log "$url: 1 runs pushed, 0 already there, 0 conflicting"
+record 2
+expect record2.log "$url: 1 runs pulled, 0 already here"
+expect record2.log "$url: 1 runs pushed, 0 already there, 0 conflicting"
+[ "$(sql 'SELECT count(*) FROM attnprof_runs')" = 2 ] || fail "the record jobs stored $(sql 'SELECT count(*) FROM attnprof_runs') runs"
+git --git-dir="$tmp/origin.git" rev-parse --verify -q refs/heads/attnprof-history >/dev/null \
+  && fail "a record job with a server wrote the history branch"
+
 echo "== bad input is exit 2, an unreachable server exit 3"
 rc=0; "$attnprof" push --db src.db --to http://example.com/x >bad.log 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "a non-PostgreSQL URL exited $rc"
