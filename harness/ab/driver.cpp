@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 
+#include "harness/core/hash.h"
 #include "harness/stats/quantile.h"
 #include "harness/stats/rng.h"
 
@@ -16,12 +17,6 @@ double batch_median(const std::vector<core::Sample>& samples) {
   ns.reserve(samples.size());
   for (const auto& s : samples) ns.push_back(static_cast<double>(s.ns));
   return ns.empty() ? 0 : stats::median(ns);
-}
-
-std::uint64_t key_hash(const std::string& key) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across toolchains
-  for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ull;
-  return h;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -94,7 +89,7 @@ CaseOutcome run_case(worker::Supervisor& base, worker::Supervisor& head, const c
   const auto began = Clock::now();
   const auto timeout = worker::case_timeout(c, o.timeout_s);
   // Each pair of workers its own round order; the first pair's is what it always was.
-  stats::Rng rng(o.seed ^ key_hash(c.key) ^
+  stats::Rng rng(o.seed ^ core::fnv1a64(c.key) ^
                  (0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(o.pass)));
 
   // Prepare in random order too: whichever prepares second starts its rounds warmer.

@@ -49,6 +49,31 @@ TEST_SUITE("ab::run_case") {
     CHECK(out.head.spec.key == c.key);
   }
 
+  // The order comes from the seed, an FNV-1a hash of the key (core/hash.h) and the pair: stored
+  // rounds can be told from their seed, so it is pinned.
+  TEST_CASE("a case's round order is fixed by the seed, its key and the pair of workers") {
+    auto order = [](const std::string& key, int pass) {
+      worker::Supervisor base({fake, {"--ns=1000"}, "base"});
+      worker::Supervisor head({fake, {"--ns=1100"}, "head"});
+      core::Case c;
+      c.key = key;
+      c.kernel = "sdpa.math";
+      ab::Options o;
+      o.batch_ms = 1;
+      o.max_rounds = 12;
+      o.pass = pass;
+      o.decided = [](const std::vector<store::AbRound>& rounds, const core::Case&) {
+        return rounds.size() == 12;
+      };
+      std::string text;
+      for (const auto& r : ab::run_case(base, head, c, o).rounds) text += r.base_first ? 'B' : 'H';
+      return text;
+    };
+    CHECK(order("m/w/s/sdpa.math", 0) == "BHHBHBHBHBHB");
+    CHECK(order("m/w/s/sdpa.math", 1) == "HBBHBHHBBHBH");
+    CHECK(order("m/w/s/eager", 0) == "HBHBBHBHHBBH");
+  }
+
   TEST_CASE("a side that dies ends the case there, with its reason") {
     worker::Supervisor base({fake, {}, "base"});
     worker::Supervisor head({fake, {}, "head"});

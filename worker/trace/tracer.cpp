@@ -32,7 +32,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -50,6 +49,7 @@
 #include "worker/trace/counters.h"
 #include "worker/trace/cupti_tracer.h"
 #endif
+#include "harness/core/clock.h"
 #include "harness/util/error.h"
 
 namespace attnprof::trace {
@@ -70,9 +70,7 @@ std::atomic<Session*> g_session{nullptr};
 std::atomic<std::uint64_t> g_generation{0};
 
 std::uint64_t steady_ns() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
+  return static_cast<std::uint64_t>(core::steady_ns());
 }
 
 // The clock of a session without CUPTI. A pass reads its clock four times per op, and the steady
