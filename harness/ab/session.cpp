@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "harness/core/clock.h"
+#include "harness/env/environment.h"
 #include "harness/kernel/package.h"
 #include "harness/stats/rng.h"
 
@@ -50,6 +52,36 @@ std::vector<gate::PairedRound> paired_rounds(const std::vector<store::AbRound>& 
   out.reserve(rounds.size());
   for (const auto& r : rounds) out.push_back({r.base_ns, r.head_ns, !r.base_first, r.pass});
   return out;
+}
+
+StoredPair begin_pair(store::Database& db, const core::Run& shared, const std::string& base_commit,
+                      Session& session, const core::Case& first) {
+  const std::string id = store::new_run_id();
+  core::Run head = shared;
+  head.started_ns = core::epoch_ns();
+  head.pair_id = id;
+  head.side = "head";
+  head.env = env::fingerprint_for(session.head().described().env, first.hardware.device,
+                                  first.hardware.clock_policy);
+  core::Run base = head;
+  base.side = "base";
+  base.git_commit = base_commit;
+  base.env = env::fingerprint_for(session.base().described().env, first.hardware.device,
+                                  first.hardware.clock_policy);
+  head.id = db.begin_run(head);
+  base.id = db.begin_run(base);
+  StoredPair pair{base, head, Sink{db, id, base.id, head.id}, ""};
+  if (base.env.fingerprint() != head.env.fingerprint())
+    pair.warning = fmt::format(
+        "base and head describe different environments ({} vs {}): their LibTorch or CUDA "
+        "versions differ; that difference is part of what is measured",
+        base.env.fingerprint().substr(0, 12), head.env.fingerprint().substr(0, 12));
+  return pair;
+}
+
+void finish_pair(const StoredPair& pair) {
+  for (const core::Run* run : {&pair.base, &pair.head})
+    pair.sink.db.finish_run(run->id, core::epoch_ns(), run->env);
 }
 
 Session::Session(worker::Spawn base, worker::Spawn head, SessionOptions options)

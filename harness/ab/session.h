@@ -99,6 +99,21 @@ class Session {
   double m_wall_s = 0;
 };
 
+// The two runs of an A/B pair in the store, linked by one pair id, and where the session writes.
+struct StoredPair {
+  core::Run base, head;  // as begun: ids, pair id, sides, each side's environment
+  Sink sink;
+  std::string warning;  // when the two sides describe different environments; else empty
+};
+
+// Begins both runs of a new pair. `shared` holds what both runs share (commit, branch, PR, CI
+// URL); the base side's commit is `base_commit`. Each side's environment is what the session's
+// workers describe, for the first case's device and clock policy.
+StoredPair begin_pair(store::Database& db, const core::Run& shared, const std::string& base_commit,
+                      Session& session, const core::Case& first);
+// Both runs ended now, complete.
+void finish_pair(const StoredPair& pair);
+
 // Whether a worker runs a case's kernel: a built-in it lists, an op a plugin registered, or an
 // AOTInductor package (every worker runs those).
 bool knows(const worker::Described& d, const core::Case& c);

@@ -1,5 +1,6 @@
 // What compare and ab do with their verdicts (verdict_output.h): --tolerance, annotations and
-// Perf-Accept trailers, the report options and publishing, recording the verdicts.
+// Perf-Accept trailers, the report options and publishing, recording the verdicts, and a stored
+// A/B judged (harness/ab/judge.h) and published.
 #include "harness/cli/verdict_output.h"
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "harness/ab/judge.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/gate/annotations.h"
 #include "harness/report/publish.h"
@@ -92,6 +94,28 @@ void record_verdicts(store::Database& db, const std::string& run_id,
     stored.push_back({v.key, gate::to_string(v.verdict), label, finite(v.ratio), finite(v.ci_low),
                       finite(v.ci_high), finite(v.p_adjusted), v.reason, 0});
   db.write_verdicts(run_id, stored);
+}
+
+int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& j) {
+  ab::Judging judging;
+  judging.options = j.options;
+  judging.notes = j.notes;
+  judging.same_build = j.same_build;
+  judging.diff_rows = j.diff_rows;
+  judging.width = j.files.wide ? 0 : report::kConsoleWidth;
+  judging.pair_seconds = j.pair_seconds;
+  judging.annotate = [&](std::vector<gate::CaseVerdict>& verdicts, const core::Run& head) {
+    apply_notes(verdicts, head, db, j.accept_from_commit, j.record);
+  };
+  std::optional<ab::Judged> judged = ab::judge_pair(db, ref, judging);
+  if (!judged)
+    throw util::InputError(
+        util::Diagnostic{"--pair", 0, 0, fmt::format("no A/B pair \"{}\" in {}", ref, db.path())});
+  publish_report(judged->report, j.files);
+  if (!judged->moved.empty()) fmt::print("{}", judged->moved);
+  if (j.record)
+    record_verdicts(db, judged->head_run, judged->report.verdicts, "ab:" + judged->pair_id);
+  return judged->report.exit_code;
 }
 
 }  // namespace attnprof::cli

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,7 @@ struct PairJudgement {
   // Whether both sides were the same build (report::AbDetail::same_build): ab knows, a stored
   // pair judged again does not.
   std::optional<bool> same_build;
+  std::map<std::string, double> pair_seconds;  // from ab: what one more pair costs each case
 };
 int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& judgement);
 

@@ -1,0 +1,38 @@
+// attnprof ab's command line: its options, and what they make of the gate and the session
+// (checked before any worker starts).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/ab/session.h"
+#include "harness/cli/run_metadata.h"
+#include "harness/cli/verdict_output.h"
+#include "harness/gate/compare.h"
+
+namespace attnprof::cli {
+
+struct AbArgs {
+  std::string base, head;
+  std::vector<std::string> base_args, head_args, env;
+  std::vector<std::string> files, case_globs;
+  std::optional<std::string> shard;
+  std::string db, tolerance;
+  ReportFiles reports;
+  bool strict = false, no_trace = false, accept_from_commit = false, confirm = true;
+  bool layout_pad = true;
+  double batch_ms = 25, case_timeout_s = 0, budget_scale = 1, time_limit_s = 0;
+  int max_rounds = 16, diff_rows = 8, min_pairs = 3, max_pairs = 12;
+  std::string base_commit;
+  RunMetadata meta;
+};
+
+void add_ab_options(CLI::App& sub, AbArgs& a);
+
+// The gate's options; util::InputError naming the option when a session option is out of range.
+gate::Options gate_options(const AbArgs& a);
+ab::SessionOptions session_options(const AbArgs& a, const gate::Options& opts);
+
+}  // namespace attnprof::cli
