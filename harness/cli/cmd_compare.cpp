@@ -7,17 +7,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/verdict_output.h"
-#include "harness/gate/baseline.h"
-#include "harness/gate/compare.h"
-#include "harness/gate/history_baseline.h"
-#include "harness/gate/validity.h"
+#include "harness/gate/judge.h"
 #include "harness/report/verdicts.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
@@ -32,112 +28,29 @@ struct CompareArgs {
   ReportFiles files;
 };
 
-bool writable(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::absolute(path).parent_path();
-  // WAL needs the folder too (-wal and -shm files next to the database).
-  return access(path.c_str(), W_OK) == 0 && access(dir.c_str(), W_OK) == 0;
-}
-
-// How a run is judged: the command's arguments, the gate's options they give, and whether the
-// verdicts are recorded (unless --no-record, when the database is writable).
+// How a run is judged: the gate's options the arguments give, and whether the verdicts are
+// recorded (unless --no-record, when the database is writable).
 struct CompareSetup {
-  const CompareArgs& args;
   gate::Options opts;
   bool record = false;
 };
 
 // util::InputError when there is no database at a.db.
 CompareSetup compare_setup(const CompareArgs& a) {
-  CompareSetup s{a, {}, false};
+  CompareSetup s;
   if (!a.tolerance.empty()) s.opts.tolerance = parse_tolerance(a.tolerance);
   s.opts.strict = a.strict;
   std::error_code ec;  // a symlink loop is the open path's to report, not an exception here
   if (!std::filesystem::exists(a.db, ec) && !std::filesystem::is_symlink(a.db, ec))
     throw util::InputError(util::Diagnostic{
         "--db", 0, 0, fmt::format("no database at {}; run `attnprof run` first", a.db)});
-  s.record = !a.no_record && writable(a.db);
+  // Writable: the file, and the folder too for WAL (-wal and -shm files next to the database).
+  const std::string dir = std::filesystem::absolute(a.db).parent_path().string();
+  s.record = !a.no_record && access(a.db.c_str(), W_OK) == 0 && access(dir.c_str(), W_OK) == 0;
   return s;
 }
 
-// --pair: a stored A/B judged again.
-int judge_pair_again(store::Database& db, const CompareSetup& s) {
-  PairJudgement j;
-  j.options = s.opts;
-  j.files = s.args.files;
-  j.accept_from_commit = s.args.accept_from_commit;
-  j.record = s.record;
-  return judge_pair(db, s.args.pair, j);
-}
-
-core::Run judged_run(store::Database& db, const CompareArgs& a) {
-  std::optional<core::Run> run = db.load_run(a.run);
-  if (!run)
-    throw util::InputError(
-        util::Diagnostic{"--run", 0, 0, fmt::format("no run \"{}\" in {}", a.run, a.db)});
-  return std::move(*run);
-}
-
-// A run's verdicts against its baseline, with what the report says about them.
-struct Judgement {
-  std::string baseline_label, baseline_text;  // as recorded; as the report names it
-  std::vector<gate::CaseVerdict> verdicts;
-  gate::BaselineCheck check;
-  gate::RunValidity validity;
-  int unjudged = 0;             // regressions of an environmental run left unjudged
-  bool baseline_fails = false;  // no comparable baseline, and --require-baseline
-};
-
-Judgement judge(store::Database& db, const core::Run& run, const CompareSetup& s) {
-  const CompareArgs& a = s.args;
-  const bool from_history = a.baseline == "history";
-  const gate::Baseline baseline =
-      from_history ? gate::history_baseline(db, run, a.history) : gate::load_baseline(a.baseline);
-  Judgement j;
-  j.baseline_label = from_history ? "history:" + a.history.branch : a.baseline;
-  j.baseline_text = from_history ? baseline.path : a.baseline;
-  j.verdicts = gate::compare(baseline, run, s.opts);
-  j.check = gate::check_baseline(baseline, run, j.verdicts, s.opts);
-  apply_notes(j.verdicts, run, db, a.accept_from_commit, s.record);
-
-  j.validity = gate::assess_run(j.verdicts);
-  // An environmental run's regressions are not judged, but neither does the run pass: a change
-  // that slows a shared path moves many cases together too. Exit 3 says "measure again".
-  if (!s.opts.strict && j.validity.environmental) {
-    j.unjudged =
-        static_cast<int>(std::count_if(j.verdicts.begin(), j.verdicts.end(), [](const auto& v) {
-          return v.verdict == gate::Verdict::regression;
-        }));
-    gate::mark_environmental(j.verdicts, j.validity);
-  }
-  j.baseline_fails = !j.check.comparable && a.require_baseline;
-  return j;
-}
-
-report::GateReport gate_report(const core::Run& run, const Judgement& j, const CompareSetup& s) {
-  const int code = gate::exit_code(j.verdicts, s.opts);
-  report::GateReport rep;
-  rep.verdicts = j.verdicts;
-  rep.run = run;
-  rep.baseline = j.baseline_text;
-  // Said loudly, in every report: a gate with nothing to compare would otherwise pass quietly.
-  if (!j.check.warning.empty())
-    rep.notes.push_back(fmt::format(
-        "{}: {}", j.baseline_fails ? "no comparable baseline" : "warning", j.check.warning));
-  if (j.validity.environmental)
-    rep.notes.push_back(fmt::format(
-        "environmental run: {}; {}", j.validity.reason,
-        s.opts.strict ? "judged anyway (--strict)"
-                      : "its regressions and improvements are inconclusive; measure again"));
-  rep.validity = j.validity;
-  rep.strict = s.opts.strict;
-  rep.exit_code = j.baseline_fails                            ? util::exit_gate_failed
-                  : code == util::exit_pass && j.unjudged > 0 ? util::exit_environment
-                                                              : code;
-  return rep;
-}
-
-void warn_baseline(const Judgement& j) {
+void warn_baseline(const gate::RunJudgement& j) {
   if (j.check.warning.empty()) return;
   if (std::getenv("GITHUB_ACTIONS"))
     fmt::print("::{} title=attnprof baseline::{}\n", j.baseline_fails ? "error" : "warning",
@@ -149,25 +62,44 @@ int compare(const CompareArgs& a) {
   const CompareSetup s = compare_setup(a);
   store::Database db = store::Database::open(
       a.db, s.record ? store::Database::Mode::read_write : store::Database::Mode::read_only);
-  if (!a.pair.empty()) return judge_pair_again(db, s);
+  if (!a.pair.empty()) {  // a stored A/B judged again
+    PairJudgement again;
+    again.options = s.opts;
+    again.files = a.files;
+    again.accept_from_commit = a.accept_from_commit;
+    again.record = s.record;
+    return judge_pair(db, a.pair, again);
+  }
   if (a.baseline.empty())
     throw util::InputError(util::Diagnostic{
         "--baseline", 0, 0, "give --baseline FILE or --baseline history, or --pair for an A/B"});
-  const core::Run run = judged_run(db, a);
+  const std::optional<core::Run> run = db.load_run(a.run);
+  if (!run)
+    throw util::InputError(
+        util::Diagnostic{"--run", 0, 0, fmt::format("no run \"{}\" in {}", a.run, a.db)});
 
-  const Judgement j = judge(db, run, s);
-  const report::GateReport rep = gate_report(run, j, s);
+  const gate::NamedBaseline b = gate::named_baseline(db, *run, a.baseline, a.history);
+  const gate::RunJudgement j = gate::judge_run(
+      b.baseline, *run, s.opts, a.require_baseline, [&](std::vector<gate::CaseVerdict>& v) {
+        apply_notes(v, *run, db, a.accept_from_commit, s.record);
+      });
+  report::GateReport rep;
+  rep.verdicts = j.verdicts;
+  rep.run = *run;
+  rep.baseline = b.text;
+  rep.notes = j.notes;
+  rep.validity = j.validity;
+  rep.strict = s.opts.strict;
+  rep.exit_code = j.exit_code;  // 1 too when j.baseline_fails
   publish_report(rep, a.files);
   warn_baseline(j);
   if (s.record)
-    record_verdicts(db, run.id, j.verdicts, j.baseline_label);
+    record_verdicts(db, run->id, j.verdicts, b.label);
   else if (!a.no_record)
     fmt::print("note: {} is not writable; verdicts not recorded\n", a.db);
-  if (j.baseline_fails) {
+  if (j.baseline_fails)
     fmt::print(stderr, "attnprof: --require-baseline: failing the gate (no comparable baseline)\n");
-    return util::exit_gate_failed;
-  }
-  if (rep.exit_code == util::exit_environment)
+  else if (rep.exit_code == util::exit_environment)
     fmt::print(stderr,
                "attnprof: {} regression(s) left unjudged in an environmental run: measure again "
                "on a quiet machine, or judge them anyway with --strict\n",
