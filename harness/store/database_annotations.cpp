@@ -2,22 +2,11 @@
 // reset, ignore) and the verdicts stored with a run.
 #include <fmt/format.h>
 
-#include <chrono>
-
+#include "harness/core/clock.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 
 namespace attnprof::store {
-
-namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 const char* to_string(AnnotationKind k) {
   switch (k) {
@@ -55,7 +44,7 @@ std::int64_t Database::add_annotation(const Annotation& a) {
       .bind(5, a.env_fingerprint)
       .bind(6, a.reason)
       .bind(7, a.author)
-      .bind(8, a.created_ns ? a.created_ns : now_ns())
+      .bind(8, a.created_ns ? a.created_ns : core::epoch_ns())
       .run();
   return sqlite3_last_insert_rowid(m_db.get());
 }
@@ -102,7 +91,7 @@ void Database::write_verdicts(const std::string& run_id, const std::vector<Store
         .bind(7, v.ci_high)
         .bind(8, v.p_value)
         .bind(9, v.detail)
-        .bind(10, v.created_ns ? v.created_ns : now_ns())
+        .bind(10, v.created_ns ? v.created_ns : core::epoch_ns())
         .run();
   tx.commit();
 }
