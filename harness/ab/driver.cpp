@@ -57,7 +57,7 @@ void measure_rounds(worker::Supervisor& base, worker::Supervisor& head, const co
     const auto& b = head_first ? got[1] : got[0];
     const auto& h = head_first ? got[0] : got[1];
     if (round >= 0) {
-      store::AbRound r;
+      core::AbRound r;
       r.case_key = c.key;
       r.round = o.first_round + round;
       r.base_first = !head_first;

@@ -26,7 +26,6 @@
 #include <vector>
 
 #include "harness/core/types.h"
-#include "harness/store/database.h"
 #include "harness/worker/supervisor.h"
 
 namespace attnprof::ab {
@@ -42,12 +41,12 @@ struct Options {
   int pass = 0;                // which pair of workers this is, for every round it records
   std::uint64_t seed = 0x6162;  // the round order; mixed with the case key and the pass
   // After each recorded round: true to stop (the interval decides). The rounds so far.
-  std::function<bool(const std::vector<store::AbRound>&, const core::Case&)> decided;
+  std::function<bool(const std::vector<core::AbRound>&, const core::Case&)> decided;
 };
 
 struct CaseOutcome {
   core::CaseResult base, head;  // final results; samples are every batch's
-  std::vector<store::AbRound> rounds;
+  std::vector<core::AbRound> rounds;
   std::string stop_reason;  // "decided", "time budget", "max rounds", or why a side ended
   double seconds = 0;       // wall time from prepare to finish
 };

@@ -23,7 +23,7 @@ const core::CaseResult* case_in(const core::Run& run, const std::string& key) {
 // The report's A/B detail: every case's rounds, and for every regression and improvement which
 // op moved (into `moved` for the console too).
 report::AbDetail detail_of(const core::Run& base, const core::Run& head,
-                           const std::vector<store::AbRound>& rounds,
+                           const std::vector<core::AbRound>& rounds,
                            const std::vector<gate::CaseVerdict>& verdicts, const Judging& j,
                            std::string& moved) {
   report::AbDetail detail;
@@ -37,7 +37,7 @@ report::AbDetail detail_of(const core::Run& base, const core::Run& head,
     report::AbCase ac;
     ac.key = v.key;
     for (const auto& r : rounds)
-      if (r.case_key == v.key) ac.rounds.push_back({r.base_ns, r.head_ns, !r.base_first});
+      if (r.case_key == v.key) ac.rounds.push_back(r);
     if (v.verdict == gate::Verdict::regression || v.verdict == gate::Verdict::improvement) {
       const core::CaseResult *b = case_in(base, v.key), *h = case_in(head, v.key);
       if (b && h) ac.ops = report::diff_cost(b->cost, h->cost);
@@ -54,7 +54,7 @@ report::AbDetail detail_of(const core::Run& base, const core::Run& head,
 // A stored A/B as the gate's input: one PairedCase per case either run has, with what one more
 // pair of workers costs it where the session that measured it says so.
 std::vector<gate::PairedCase> paired_cases(const core::Run& base, const core::Run& head,
-                                           const std::vector<store::AbRound>& rounds,
+                                           const std::vector<core::AbRound>& rounds,
                                            const std::map<std::string, double>& pair_seconds) {
   std::vector<gate::PairedCase> out;
   std::map<std::string, std::size_t> at;
@@ -66,8 +66,7 @@ std::vector<gate::PairedCase> paired_cases(const core::Run& base, const core::Ru
   for (const auto& r : head.cases) add(r, true);
   for (const auto& r : base.cases) add(r, false);
   for (const auto& r : rounds)
-    if (auto it = at.find(r.case_key); it != at.end())
-      out[it->second].rounds.push_back({r.base_ns, r.head_ns, !r.base_first, r.pass});
+    if (auto it = at.find(r.case_key); it != at.end()) out[it->second].rounds.push_back(r);
   for (auto& pc : out)
     if (auto it = pair_seconds.find(pc.key); it != pair_seconds.end()) pc.pair_seconds = it->second;
   return out;

@@ -47,13 +47,6 @@ bool knows(const worker::Described& d, const core::Case& c) {
   return std::find(d.kernels.begin(), d.kernels.end(), c.kernel) != d.kernels.end();
 }
 
-std::vector<gate::PairedRound> paired_rounds(const std::vector<store::AbRound>& rounds) {
-  std::vector<gate::PairedRound> out;
-  out.reserve(rounds.size());
-  for (const auto& r : rounds) out.push_back({r.base_ns, r.head_ns, !r.base_first, r.pass});
-  return out;
-}
-
 StoredPair begin_pair(store::Database& db, const core::Run& shared, const std::string& base_commit,
                       Session& session, const core::Case& first) {
   const std::string id = store::new_run_id();
@@ -138,7 +131,7 @@ std::string Session::measure(const core::Case& c, int pair, Sink& sink) {
                        message);
   }
   const double tol = gate::tolerance_for(c.gate.tolerance, m_options.gate);
-  course.last = gate::check_stop(paired_rounds(rounds), tol, m_options.stop);
+  course.last = gate::check_stop(rounds, tol, m_options.stop);
   if (course.last.decided) course.state = course.last.look ? "settled" : "max pairs";
   const std::string look = course.last.look ? "; " + course.last.reason : "";
   return fmt::format("{} rounds ({}){}", out.rounds.size(), out.stop_reason, look);

@@ -94,7 +94,7 @@ class Session {
   SessionOptions m_options;
   std::unique_ptr<worker::Supervisor> m_base, m_head;
   std::map<std::string, CaseCourse> m_courses;
-  std::map<std::string, std::vector<store::AbRound>> m_rounds;
+  std::map<std::string, std::vector<core::AbRound>> m_rounds;
   int m_pairs = 0;
   double m_wall_s = 0;
 };
@@ -117,8 +117,5 @@ void finish_pair(const StoredPair& pair);
 // Whether a worker runs a case's kernel: a built-in it lists, an op a plugin registered, or an
 // AOTInductor package (every worker runs those).
 bool knows(const worker::Described& d, const core::Case& c);
-
-// The gate's view of stored rounds.
-std::vector<gate::PairedRound> paired_rounds(const std::vector<store::AbRound>& rounds);
 
 }  // namespace attnprof::ab

@@ -159,6 +159,20 @@ struct Run {
   std::vector<CaseResult> cases;
 };
 
+// One round of an A/B: each side's batch of samples, back to back in the order they ran, and
+// the pair of workers that measured it. The driver records it, the store keeps it, the paired
+// gate judges from it and the reports draw it.
+struct AbRound {
+  std::string case_key;
+  int round = 0;
+  bool base_first = true;
+  double base_ns = 0, head_ns = 0;  // each batch's median
+  int base_n = 0, head_n = 0;       // samples in each batch
+  std::int64_t at_ns = 0;
+  int pass = 0;  // the pair of workers (0, 1, ...: attnprof ab starts several)
+  bool head_first() const { return !base_first; }
+};
+
 // The one table of each enum's names, read in both directions: to_string and parse_* below,
 // the scenario language's choices (names_of) and the stored JSON all spell them from here.
 template <class E>

@@ -30,18 +30,18 @@ constexpr double min_pair_se = 1e-4;
 // that the exact interval of a dozen rounds is not at its extremes.
 constexpr double pair_se_level = 0.90;
 
-bool usable(const PairedRound& r) {
+bool usable(const core::AbRound& r) {
   return r.base_ns > 0 && r.head_ns > 0 && std::isfinite(r.base_ns) && std::isfinite(r.head_ns);
 }
 
-std::vector<double> log_ratios(std::span<const PairedRound> rounds) {
+std::vector<double> log_ratios(std::span<const core::AbRound> rounds) {
   std::vector<double> d;
   for (const auto& r : rounds)
     if (usable(r)) d.push_back(std::log(r.head_ns / r.base_ns));
   return d;
 }
 
-std::map<int, std::vector<double>> log_ratios_by_pair(std::span<const PairedRound> rounds) {
+std::map<int, std::vector<double>> log_ratios_by_pair(std::span<const core::AbRound> rounds) {
   std::map<int, std::vector<double>> by;
   for (const auto& r : rounds)
     if (usable(r)) by[r.pass].push_back(std::log(r.head_ns / r.base_ns));
@@ -51,11 +51,11 @@ std::map<int, std::vector<double>> log_ratios_by_pair(std::span<const PairedRoun
 // Whether going first costs time: rounds where head went first against rounds where base did.
 // If the first side pays p (log), d is about +p in head-first rounds and -p in base-first ones.
 // Empty unless both orders have a few rounds and the difference is clear at 1%.
-std::string order_effect(std::span<const PairedRound> rounds) {
+std::string order_effect(std::span<const core::AbRound> rounds) {
   std::vector<double> head_first, base_first;
   for (const auto& r : rounds)
     if (usable(r))
-      (r.head_first ? head_first : base_first).push_back(std::log(r.head_ns / r.base_ns));
+      (r.head_first() ? head_first : base_first).push_back(std::log(r.head_ns / r.base_ns));
   if (head_first.size() < 4 || base_first.size() < 4) return "";
   if (stats::mann_whitney(base_first, head_first).p_two_sided >= 0.01) return "";
   const double twice = stats::hodges_lehmann(base_first, head_first).shift;
@@ -119,7 +119,7 @@ double TwoLevel::p_two_sided() const {
   return 2 * (1 - stats::student_t_cdf(std::fabs(shift) / se, pairs - 1));
 }
 
-TwoLevel two_level(std::span<const PairedRound> rounds) {
+TwoLevel two_level(std::span<const core::AbRound> rounds) {
   TwoLevel t;
   std::vector<double> m, v;
   for (const auto& [pass, d] : log_ratios_by_pair(rounds)) {
@@ -175,7 +175,8 @@ double look_level(const StopRule& rule) {
   return 1 - (1 - rule.confidence) / looks;
 }
 
-StopCheck check_stop(std::span<const PairedRound> rounds, double tolerance, const StopRule& rule) {
+StopCheck check_stop(std::span<const core::AbRound> rounds, double tolerance,
+                     const StopRule& rule) {
   StopCheck c;
   c.ratio = c.ci_low = c.ci_high = no_value;
   c.level = look_level(rule);
@@ -215,7 +216,7 @@ namespace {
 // The typical time of each side: the geometric mean over pairs of workers of each pair's median
 // batch time, so both sides weigh the pairs alike (a pooled median would mix the machine's
 // states differently on the two sides and can even move against the paired ratio).
-std::pair<double, double> side_times(std::span<const PairedRound> rounds) {
+std::pair<double, double> side_times(std::span<const core::AbRound> rounds) {
   std::map<int, std::pair<std::vector<double>, std::vector<double>>> by;
   for (const auto& r : rounds)
     if (usable(r)) by[r.pass].first.push_back(r.base_ns), by[r.pass].second.push_back(r.head_ns);

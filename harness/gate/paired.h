@@ -55,15 +55,6 @@
 
 namespace attnprof::gate {
 
-// One round of an A/B: each side's batch median, which side ran first, and which pair of
-// workers measured it.
-struct PairedRound {
-  double base_ns = 0;
-  double head_ns = 0;
-  bool head_first = false;
-  int pass = 0;  // the pair of workers: 0 for the first pair started for the case, 1, ...
-};
-
 // One side's outcome for a case.
 struct PairedSide {
   core::CaseStatus status = core::CaseStatus::ok;
@@ -75,7 +66,7 @@ struct PairedCase {
   std::string key;
   double tolerance = 0;  // the case's gate.tolerance; <= 0: Options::default_tolerance
   std::optional<PairedSide> base, head;  // nullopt: that build does not have the case
-  std::vector<PairedRound> rounds;       // rounds with a non-positive time are left out
+  std::vector<core::AbRound> rounds;     // rounds with a non-positive time are left out
   // Seconds one more pair of workers costs this case (its prepare, rounds and finish, and its
   // share of the workers' start); 0: unknown. An inconclusive reason then says how many more
   // minutes a verdict would take.
@@ -101,7 +92,7 @@ struct TwoLevel {
   stats::Interval interval(double level) const;
   double p_two_sided() const;  // the t-test of shift = 0; 1 below 2 pairs
 };
-TwoLevel two_level(std::span<const PairedRound> rounds);
+TwoLevel two_level(std::span<const core::AbRound> rounds);
 
 // How many pairs in all an interval at `level` would need to settle against `tolerance` if the
 // pairs went on as they have (the same estimate and spread per pair): t.pairs or fewer when it
@@ -146,7 +137,7 @@ struct StopCheck {
 
 // After each pair of workers, on every round of the case so far: whether the session may stop
 // measuring this case.
-StopCheck check_stop(std::span<const PairedRound> rounds, double tolerance,
+StopCheck check_stop(std::span<const core::AbRound> rounds, double tolerance,
                      const StopRule& rule = {});
 
 }  // namespace attnprof::gate

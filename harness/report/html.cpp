@@ -160,8 +160,8 @@ std::string rounds_svg(const AbCase& a, double tolerance) {
     plot.add(fmt::format(
         "<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\">"
         "<title>round {}: base {}, head {} ({} first)</title></circle>",
-        plot.px(i), plot.py(r.head_ns / r.base_ns), r.head_first ? "#8250df" : "#0969da", i + 1,
-        dur(r.base_ns), dur(r.head_ns), r.head_first ? "head" : "base"));
+        plot.px(i), plot.py(r.head_ns / r.base_ns), r.head_first() ? "#8250df" : "#0969da", i + 1,
+        dur(r.base_ns), dur(r.head_ns), r.head_first() ? "head" : "base"));
   }
   return plot.svg(
       "A/B rounds: " + a.key, [](double v) { return fmt::format("{:g}", v + 1); },

@@ -428,7 +428,7 @@ std::string json_report(const GateReport& r) {
       json rounds = json::array(), ops = json::array();
       for (const auto& x : a.rounds)
         rounds.push_back(
-            {{"base_ns", x.base_ns}, {"head_ns", x.head_ns}, {"head_first", x.head_first}});
+            {{"base_ns", x.base_ns}, {"head_ns", x.head_ns}, {"head_first", x.head_first()}});
       for (const auto& o : a.ops)
         ops.push_back({{"name", o.name},
                        {"shapes", o.shapes},

@@ -44,13 +44,9 @@ std::string op_diff_console(const std::vector<OpDiff>& ops, std::size_t rows,
 
 // A/B detail for one case: the paired rounds and, for regressions and improvements, the
 // cost-matrix diff. `attnprof ab` fills this; compare leaves GateReport::ab empty.
-struct AbRound {
-  double base_ns = 0, head_ns = 0;  // the median of each side's batch in this round
-  bool head_first = false;          // the order the round ran in
-};
 struct AbCase {
   std::string key;
-  std::vector<AbRound> rounds;
+  std::vector<core::AbRound> rounds;
   std::vector<OpDiff> ops;  // diff_cost(base side's rows, head side's rows)
 };
 struct AbDetail {

@@ -64,16 +64,8 @@ struct PrunePolicy {
   bool dry_run = false;
 };
 
-// One round of an A/B: each side's batch of samples, in the order they ran.
-struct AbRound {
-  std::string case_key;
-  int round = 0;
-  bool base_first = true;
-  double base_ns = 0, head_ns = 0;  // each batch's median
-  int base_n = 0, head_n = 0;       // samples in each batch
-  std::int64_t at_ns = 0;
-  int pass = 0;  // the pair of workers that measured it (0, 1, ...: attnprof ab starts several)
-};
+// One round of an A/B, as the store writes and reads it: core's record.
+using core::AbRound;
 
 struct MergeStats {
   int runs_added = 0, runs_present = 0, annotations_added = 0, verdicts_added = 0;

@@ -41,7 +41,7 @@ struct Drift {
 };
 
 struct Simulated {
-  std::vector<gate::PairedRound> rounds;  // interleaved: per-round batch medians
+  std::vector<core::AbRound> rounds;  // interleaved: per-round batch medians
   std::vector<double> base_samples, head_samples;
   int pairs = 0;  // pairs of workers so far (add_pair)
 };
@@ -112,15 +112,15 @@ class Machine {
  private:
   void append(Simulated& s, double base_ns, double head_ns, int rounds, int pass) {
     for (int r = 0; r < rounds; ++r) {
-      gate::PairedRound round;
-      round.head_first = m_rng.uniform() < 0.5;
+      core::AbRound round;
+      round.base_first = !(m_rng.uniform() < 0.5);
       round.pass = pass;
-      std::vector<double> first = batch(round.head_first ? head_ns : base_ns);
+      std::vector<double> first = batch(round.head_first() ? head_ns : base_ns);
       move(m_drift.within_walk, m_drift.within_step_chance);
-      std::vector<double> second = batch(round.head_first ? base_ns : head_ns);
+      std::vector<double> second = batch(round.head_first() ? base_ns : head_ns);
       move(m_drift.walk, m_drift.step_chance);
-      std::vector<double>& b = round.head_first ? second : first;
-      std::vector<double>& h = round.head_first ? first : second;
+      std::vector<double>& b = round.head_first() ? second : first;
+      std::vector<double>& h = round.head_first() ? first : second;
       round.base_ns = stats::median(b);
       round.head_ns = stats::median(h);
       s.base_samples.insert(s.base_samples.end(), b.begin(), b.end());

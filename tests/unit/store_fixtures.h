@@ -83,7 +83,7 @@ inline core::Run make_run(const std::string& commit, std::int64_t started_ns, in
 // head_ns 110 + i, base first in even rounds.
 struct PairFixture {
   core::Run base, head;
-  std::vector<store::AbRound> rounds;
+  std::vector<core::AbRound> rounds;
 };
 inline PairFixture make_ab_pair(const std::string& pair_id, std::int64_t started_ns, int rounds = 3) {
   PairFixture p{make_run("base", started_ns, 1, 5), make_run("head", started_ns + 1, 1, 5), {}};

@@ -25,7 +25,7 @@ TEST_SUITE("ab::run_case") {
     o.batch_ms = 1;
     o.max_rounds = 40;
     int looked = 0;
-    o.decided = [&](const std::vector<store::AbRound>& rounds, const core::Case&) {
+    o.decided = [&](const std::vector<core::AbRound>& rounds, const core::Case&) {
       ++looked;
       return rounds.size() == 32;
     };
@@ -62,7 +62,7 @@ TEST_SUITE("ab::run_case") {
       o.batch_ms = 1;
       o.max_rounds = 12;
       o.pass = pass;
-      o.decided = [](const std::vector<store::AbRound>& rounds, const core::Case&) {
+      o.decided = [](const std::vector<core::AbRound>& rounds, const core::Case&) {
         return rounds.size() == 12;
       };
       std::string text;

@@ -71,7 +71,10 @@ TEST_SUITE("report::html") {
     r.ab = report::AbDetail{};
     r.ab->base_label = "merge base";
     r.ab->head_label = "head";
-    r.ab->cases.push_back({r.verdicts[1].key, {{1000, 1120, false}, {990, 1130, true}}, {}});
+    r.ab->cases.push_back({r.verdicts[1].key,
+                           {{.base_first = true, .base_ns = 1000, .head_ns = 1120},
+                            {.base_first = false, .base_ns = 990, .head_ns = 1130}},
+                           {}});
     r.ab->cases[0].ops = report::diff_cost({{"aten::bmm", "[[1]]", "", 1, 100, 100}},
                                            {{"aten::bmm", "[[1]]", "", 1, 150, 150}});
     html = report::html_gate(r);

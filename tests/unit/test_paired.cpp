@@ -20,19 +20,29 @@ gate::Options tol(double t) {
   return o;
 }
 
+// A round of the two batch medians, `head_first` or not, from pair `pass`.
+core::AbRound round_of(double base_ns, double head_ns, bool head_first, int pass) {
+  core::AbRound r;
+  r.base_ns = base_ns;
+  r.head_ns = head_ns;
+  r.base_first = !head_first;
+  r.pass = pass;
+  return r;
+}
+
 // Rounds whose head/base ratios are exactly `ratios` (base 100 us), head first in odd rounds,
 // all from pair `pass`.
-std::vector<gate::PairedRound> rounds_of(const std::vector<double>& ratios, int pass = 0) {
-  std::vector<gate::PairedRound> out;
+std::vector<core::AbRound> rounds_of(const std::vector<double>& ratios, int pass = 0) {
+  std::vector<core::AbRound> out;
   for (std::size_t i = 0; i < ratios.size(); ++i)
-    out.push_back({1e5, 1e5 * ratios[i], i % 2 == 1, pass});
+    out.push_back(round_of(1e5, 1e5 * ratios[i], i % 2 == 1, pass));
   return out;
 }
 
 // `pairs` pairs of workers, pair j's rounds at ratio(j, i) for round i.
 template <class F>
-std::vector<gate::PairedRound> pairs_of(int pairs, int rounds, F ratio) {
-  std::vector<gate::PairedRound> out;
+std::vector<core::AbRound> pairs_of(int pairs, int rounds, F ratio) {
+  std::vector<core::AbRound> out;
   for (int j = 0; j < pairs; ++j) {
     std::vector<double> r;
     for (int i = 0; i < rounds; ++i) r.push_back(ratio(j, i));
@@ -42,7 +52,7 @@ std::vector<gate::PairedRound> pairs_of(int pairs, int rounds, F ratio) {
   return out;
 }
 
-gate::PairedCase ok_case(const std::string& key, std::vector<gate::PairedRound> rounds) {
+gate::PairedCase ok_case(const std::string& key, std::vector<core::AbRound> rounds) {
   gate::PairedCase c;
   c.key = key;
   c.base = c.head = gate::PairedSide{};
@@ -219,14 +229,14 @@ TEST_SUITE("gate::paired") {
 
   TEST_CASE("an order effect is named, and cancelled by the random order") {
     // The side that goes first is 4% slower; head and base are otherwise equal.
-    std::vector<gate::PairedRound> r;
+    std::vector<core::AbRound> r;
     stats::Rng rng(9);
     for (int i = 0; i < 96; ++i) {
       const bool head_first = rng.uniform() < 0.5;
       const double first = 1.04 * std::exp(0.003 * rng.normal()),
                    second = std::exp(0.003 * rng.normal());
-      r.push_back({1e5 * (head_first ? second : first), 1e5 * (head_first ? first : second),
-                   head_first, i / 16});
+      r.push_back(round_of(1e5 * (head_first ? second : first), 1e5 * (head_first ? first : second),
+                           head_first, i / 16));
     }
     std::vector<gate::PairedCase> cases{ok_case("k", r)};
     auto v = gate::compare_paired(cases, tol(0.05));
@@ -241,9 +251,9 @@ TEST_SUITE("gate::paired") {
     // Pair 0 on a fast machine (base 100 us, head 110 us), pair 1 on one twice as slow with
     // four times the rounds: a pooled median would put the head below... or anywhere; per pair
     // both sides weigh alike.
-    std::vector<gate::PairedRound> r;
-    for (int i = 0; i < 8; ++i) r.push_back({1e5, 1.1e5, i % 2 == 1, 0});
-    for (int i = 0; i < 32; ++i) r.push_back({2e5, 2.2e5, i % 2 == 1, 1});
+    std::vector<core::AbRound> r;
+    for (int i = 0; i < 8; ++i) r.push_back(round_of(1e5, 1.1e5, i % 2 == 1, 0));
+    for (int i = 0; i < 32; ++i) r.push_back(round_of(2e5, 2.2e5, i % 2 == 1, 1));
     std::vector<gate::PairedCase> cases{ok_case("k", r)};
     auto v = gate::compare_paired(cases, tol(0.05));
     CHECK(v[0].baseline_median_ns == doctest::Approx(std::sqrt(1e5 * 2e5)));

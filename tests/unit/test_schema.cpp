@@ -196,7 +196,7 @@ TEST_SUITE("store::schema") {
     CHECK(old[0].head_ns == 110.0);
     CHECK(old[0].pass == 0);
     // Rounds written after the migration keep their pair of workers.
-    store::AbRound r = old[0];
+    core::AbRound r = old[0];
     r.round = 1;
     r.pass = 2;
     db.write_rounds("pair-5", {r});

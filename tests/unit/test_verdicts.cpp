@@ -147,7 +147,10 @@ TEST_SUITE("report::verdicts") {
     r.mode = "ab";
     r.verdicts = {verdict("m/w/s/eager", gate::Verdict::regression, 1.3)};
     r.ab = report::AbDetail{};
-    r.ab->cases.push_back({"m/w/s/eager", {{1000, 1300, false}, {1010, 1290, true}}, ops});
+    r.ab->cases.push_back({"m/w/s/eager",
+                           {{.base_first = true, .base_ns = 1000, .head_ns = 1300},
+                            {.base_first = false, .base_ns = 1010, .head_ns = 1290}},
+                           ops});
     const std::string md = report::markdown_report(r);
     CHECK(md.find("<details><summary>What moved in <code>m/w/s/eager</code> (+30.00%)") !=
           std::string::npos);
