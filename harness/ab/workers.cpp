@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "harness/worker/wait_policy.h"
+
 namespace attnprof::ab {
 namespace {
 
@@ -34,15 +36,9 @@ std::vector<std::string> with_real_plugin_paths(const std::vector<std::string>& 
 
 Sides sides(worker::Spawn base, worker::Spawn head, const std::vector<std::string>& user_env) {
   Sides s{std::move(base), std::move(head)};
-  // OpenMP threads that spin at barriers turn a busy machine into time-slice stalls in one
-  // worker and not the other (a 0.33 ms case at 8 ms for whole passes, here); sleeping threads
-  // cost a little per parallel region on both sides alike. Unless the user chose a policy.
+  // The workers' OpenMP wait policy: one rule with `attnprof run` (worker/wait_policy.h).
   std::vector<std::string> env = user_env;
-  s.wait_policy_chosen = std::getenv("OMP_WAIT_POLICY") != nullptr ||
-                         std::any_of(env.begin(), env.end(), [](const std::string& e) {
-                           return e.starts_with("OMP_WAIT_POLICY=");
-                         });
-  if (!s.wait_policy_chosen) env.insert(env.begin(), "OMP_WAIT_POLICY=PASSIVE");
+  s.wait_policy_chosen = worker::apply_wait_policy(env);
   for (const auto& e : env) {
     s.base.args.push_back("--env=" + e);
     s.head.args.push_back("--env=" + e);

@@ -24,6 +24,7 @@
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 #include "harness/worker/client.h"
+#include "harness/worker/wait_policy.h"
 
 namespace attnprof::cli {
 namespace {
@@ -93,7 +94,7 @@ int ab(const AbArgs& a) {
       "attnprof ab: {} case(s); base {}, head {}; each case measured by {} to {} pairs of fresh "
       "workers{}\n",
       cases.size(), s.base.executable, s.head.executable, so.stop.min_pairs, so.stop.max_pairs,
-      s.wait_policy_chosen ? "" : "; workers run with OMP_WAIT_POLICY=PASSIVE (set it to choose)");
+      s.wait_policy_chosen ? "" : "; " + worker::wait_policy_note(false));
   std::fflush(stdout);
   Console console;
   console.max_pairs = so.stop.max_pairs;

@@ -20,6 +20,7 @@ struct Args {
   std::string db, output, hardware;
   std::vector<std::string> run{"latest"};
   int runs = 0;
+  bool include_unstable = false;
 };
 
 // The runs to take, newest first: each --run, or the newest --runs N of the first --run's
@@ -110,6 +111,9 @@ Action setup_baseline(CLI::App& sub) {
       ->required();
   update->add_option("--hardware", a->hardware,
                      "Hardware name recorded in the file (default: the run's device)");
+  update->add_flag("--include-unstable", a->include_unstable,
+                   "Keep cases a busy machine made unstable (left out by default: their figures "
+                   "are the machine's, not the code's)");
   return [a] {
     store::Database db = store::Database::open(a->db, store::Database::Mode::read_only);
     const std::vector<core::Run> runs = pick_runs(db, *a);
@@ -119,13 +123,15 @@ Action setup_baseline(CLI::App& sub) {
       auto it = newest.env.fields.find("device.name");
       hw = it != newest.env.fields.end() ? it->second : "unknown";
     }
-    const gate::Baseline b = gate::make_baseline(runs, {.hardware = hw});
+    const gate::Baseline b =
+        gate::make_baseline(runs, {.hardware = hw, .include_unstable = a->include_unstable});
     gate::write_baseline(a->output, b);
     std::string ids;
     for (const auto& r : runs) ids += (ids.empty() ? "" : ", ") + r.id;
     fmt::print("baseline {} written from run{} {}: {} case(s)\n", a->output,
                runs.size() > 1 ? "s" : "", ids, b.cases.size());
     fmt::print("{}\n", spread_line(b, runs.size()));
+    for (const auto& [key, note] : b.notes) fmt::print("left out: {}: {}\n", key, note);
     for (const auto& r : runs)
       if (r.git_commit != newest.git_commit) {
         fmt::print(

@@ -129,6 +129,9 @@ Action setup_compare(CLI::App& sub) {
   sub.add_option("--min-runs", a->history.min_runs,
                  "With --baseline history: fewer runs than this and the case is `new`")
       ->capture_default_str();
+  sub.add_flag("--include-unstable", a->history.include_unstable,
+               "With --baseline history: keep earlier runs whose case a busy machine made "
+               "unstable (left out by default)");
   sub.add_option("--tolerance", a->tolerance,
                  "Tolerance for every case, e.g. 5% (default: each case's own, else 5%)");
   sub.add_flag("--strict", a->strict,

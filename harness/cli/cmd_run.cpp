@@ -16,6 +16,7 @@
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 #include "harness/worker/supervisor.h"
+#include "harness/worker/wait_policy.h"
 
 namespace attnprof::cli {
 namespace {
@@ -39,8 +40,13 @@ struct RunArgs {
   RunMetadata meta;
 };
 
-std::vector<std::string> worker_args(const RunArgs& a) {
+// The worker's arguments, with the workers' OpenMP wait policy (worker/wait_policy.h) set in its
+// environment; `wait_policy_chosen` says whether the user had chosen one.
+std::vector<std::string> worker_args(const RunArgs& a, bool& wait_policy_chosen) {
+  std::vector<std::string> env;
+  wait_policy_chosen = worker::apply_wait_policy(env);
   std::vector<std::string> out;
+  for (const auto& e : env) out.push_back("--env=" + e);
   for (const auto& p : a.plugins) out.push_back("--plugin=" + p);
   if (a.threads > 0) out.push_back(fmt::format("--threads={}", a.threads));
   if (a.no_trace) out.push_back("--no-trace");
@@ -52,9 +58,11 @@ std::vector<std::string> worker_args(const RunArgs& a) {
 
 int run(const RunArgs& a) {
   if (!a.sort.empty()) sort_or_bad_input({}, a.sort, 1);  // a bad key fails before the run
+  bool wait_policy_chosen = false;
+  std::vector<std::string> args = worker_args(a, wait_policy_chosen);
   worker::Supervisor sup(worker::Spawn{
       a.worker.empty() ? worker::default_worker() : worker::resolve_worker(a.worker, "--worker"),
-      worker_args(a), "worker"});
+      std::move(args), "worker"});
   const worker::Described& described = sup.described();
   std::vector<core::Case> cases = load_cases(a.files, described.kernels, a.shard, a.case_globs);
   check_plugin_ops(cases, described);
@@ -74,8 +82,9 @@ int run(const RunArgs& a) {
     a.meta.fill(fresh);
     open = session::begin_run(db, std::move(fresh), described.env, cases.front());
   }
-  const core::Run run =
-      session::run_cases(db, sup, std::move(open), cases, {!a.no_trace, a.case_timeout_s});
+  const session::CaseOptions options{!a.no_trace, a.case_timeout_s,
+                                     worker::wait_policy_note(wait_policy_chosen)};
+  const core::Run run = session::run_cases(db, sup, std::move(open), cases, options);
 
   fmt::print("\n{}", report::results_table(run));
   for (const auto& r : run.cases) {

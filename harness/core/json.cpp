@@ -120,6 +120,21 @@ void get_opt(const json& j, const char* key, std::optional<T>& out) {
   if (j.contains(key) && !j.at(key).is_null()) within(key, [&] { out = as<T>(j.at(key)); });
 }
 
+// j[key] as an array whose entries are T or null (a sample without the value); left empty when
+// absent.
+template <class T>
+void optional_array(const json& j, const char* key, std::vector<std::optional<T>>& out) {
+  if (!j.contains(key)) return;
+  within(key, [&] {
+    const json& v = j.at(key);
+    if (!v.is_array()) throw FieldError("", fmt::format("expected an array, got {}", shown(v)));
+    for (std::size_t i = 0; i < v.size(); ++i)
+      within(fmt::format("[{}]", i), [&] {
+        out.push_back(v[i].is_null() ? std::nullopt : std::optional<T>(as<T>(v[i])));
+      });
+  });
+}
+
 template <class E, class Parse>
 E parse_enum(const json& j, const char* key, E def, Parse parse) {
   if (!j.contains(key)) return def;
@@ -173,7 +188,8 @@ json to_json(const core::Case& c) {
   json m = {{"warmup_ms", c.measure.warmup_ms},         {"min_samples", c.measure.min_samples},
             {"max_samples", c.measure.max_samples},     {"target_rel_ci", c.measure.target_rel_ci},
             {"time_budget_s", c.measure.time_budget_s}, {"trace", c.measure.trace},
-            {"trace_calls", c.measure.trace_calls}};
+            {"trace_calls", c.measure.trace_calls},
+            {"max_descheduled", c.measure.max_descheduled}};
   json j = {{"key", c.key},
             {"aliases", c.aliases},
             {"suite", c.suite},
@@ -254,6 +270,7 @@ core::Case case_from_json(const json& j) {
       get(m, "time_budget_s", c.measure.time_budget_s);
       get(m, "trace", c.measure.trace);
       get(m, "trace_calls", c.measure.trace_calls);
+      get(m, "max_descheduled", c.measure.max_descheduled);
     });
   if (const json* gate = object_at(j, "gate"))
     within("gate", [&] { get(*gate, "tolerance", c.gate.tolerance); });
@@ -323,11 +340,22 @@ core::CostRow cost_row_from_json(const json& j) {
 json to_json(const core::CaseResult& cr) {
   // Samples as parallel arrays: a third of the size of an array of objects.
   json ns = json::array(), at = json::array(), clk = json::array(), drop = json::array();
+  json cpu = json::array(), invol = json::array();
+  bool sched = false;  // any sample with the descheduling record (core/stability.h)
+  auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
   for (const auto& s : cr.samples) {
     ns.push_back(s.ns);
     at.push_back(s.at_ns);
-    clk.push_back(s.sm_clock_mhz ? json(*s.sm_clock_mhz) : json(nullptr));
+    clk.push_back(opt(s.sm_clock_mhz));
     drop.push_back(s.dropped ? 1 : 0);
+    cpu.push_back(opt(s.cpu_ns));
+    invol.push_back(opt(s.invol_switches));
+    sched = sched || s.cpu_ns || s.invol_switches;
+  }
+  json samples = {{"ns", ns}, {"at_ns", at}, {"sm_clock_mhz", clk}, {"dropped", drop}};
+  if (sched) {
+    samples["cpu_ns"] = cpu;
+    samples["invol_switches"] = invol;
   }
   const auto& s = cr.summary;
   json cost = json::array();
@@ -336,7 +364,7 @@ json to_json(const core::CaseResult& cr) {
             {"status", core::to_string(cr.status)},
             {"message", cr.message},
             {"backend", cr.backend},
-            {"samples", {{"ns", ns}, {"at_ns", at}, {"sm_clock_mhz", clk}, {"dropped", drop}}},
+            {"samples", samples},
             {"summary",
              {{"n", s.n},
               {"median_ns", s.median_ns},
@@ -385,24 +413,23 @@ core::CaseResult case_result_from_json(const json& c) {
     within("samples", [&] {
       std::vector<std::int64_t> ns, at;
       std::vector<std::optional<double>> clk;
+      std::vector<std::optional<std::int64_t>> cpu, invol;
       std::vector<int> dropped;
       get(*s, "ns", ns);
       get(*s, "at_ns", at);
-      if (s->contains("sm_clock_mhz"))
-        within("sm_clock_mhz", [&] {
-          const json& v = s->at("sm_clock_mhz");
-          if (!v.is_array())
-            throw FieldError("", fmt::format("expected an array, got {}", shown(v)));
-          for (std::size_t i = 0; i < v.size(); ++i)
-            within(fmt::format("[{}]", i), [&] {
-              clk.push_back(v[i].is_null() ? std::nullopt : std::optional(as<double>(v[i])));
-            });
-        });
+      optional_array(*s, "sm_clock_mhz", clk);
+      optional_array(*s, "cpu_ns", cpu);
+      optional_array(*s, "invol_switches", invol);
       get(*s, "dropped", dropped);
-      // Parallel arrays: one sample is the i-th value of each.
+      // Parallel arrays: one sample is the i-th value of each. The descheduling record is
+      // absent from results written before it was kept.
+      if (cpu.empty()) cpu.resize(ns.size());
+      if (invol.empty()) invol.resize(ns.size());
       for (auto [name, size] : {std::pair{"at_ns", at.size()},
                                 {"sm_clock_mhz", clk.size()},
-                                {"dropped", dropped.size()}})
+                                {"dropped", dropped.size()},
+                                {"cpu_ns", cpu.size()},
+                                {"invol_switches", invol.size()}})
         if (size != ns.size())
           throw FieldError(name,
                            fmt::format("{} values, but ns has {}: the sample arrays must be "
@@ -410,7 +437,7 @@ core::CaseResult case_result_from_json(const json& c) {
                                        size, ns.size()));
       cr.samples.resize(ns.size());
       for (std::size_t i = 0; i < ns.size(); ++i)
-        cr.samples[i] = {ns[i], at[i], clk[i], dropped[i] != 0};
+        cr.samples[i] = {ns[i], at[i], clk[i], dropped[i] != 0, cpu[i], invol[i]};
     });
   if (const json* s = object_at(c, "summary"))
     within("summary", [&] {

@@ -44,10 +44,11 @@ struct MeasureSettings {
   double warmup_ms = 200;
   int min_samples = 10;
   int max_samples = 2000;
-  double target_rel_ci = 0.005;  // stop when the median's CI half-width / median is below this
-  double time_budget_s = 10;     // per case
-  bool trace = true;             // run the traced pass and build the cost matrix
-  int trace_calls = 10;          // warm calls the traced pass records; the matrix is per call
+  double target_rel_ci = 0.005;   // stop when the median's CI half-width / median is below this
+  double time_budget_s = 10;      // per case
+  bool trace = true;              // run the traced pass and build the cost matrix
+  int trace_calls = 10;           // warm calls the traced pass records; the matrix is per call
+  double max_descheduled = 0.10;  // more samples descheduled than this share: unstable
 };
 
 struct GateSettings {
@@ -95,6 +96,11 @@ struct Sample {
   std::int64_t at_ns = 0;  // when it was taken (epoch ns)
   std::optional<double> sm_clock_mhz;
   bool dropped = false;  // e.g. taken while throttled; kept for the record
+  // What the worker saw of being descheduled during the call (stability.h): the process's CPU
+  // time over it and its threads' involuntary context switches (getrusage). Recorded by the CPU
+  // timer; absent from GPU samples and from samples stored before they were recorded.
+  std::optional<std::int64_t> cpu_ns;
+  std::optional<std::int64_t> invol_switches;
 };
 
 // The durations every statistic uses: the samples not dropped, in order. The one rule for the

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/core/stability.h"
 #include "harness/gate/timing_mode.h"
 #include "harness/stats/quantile.h"
 #include "harness/stats/summary.h"
@@ -251,6 +252,23 @@ Baseline make_baseline(const core::Run& run, const BaselineOptions& options) {
   return make_baseline(std::vector<core::Run>{run}, options);
 }
 
+namespace {
+
+// Whether a case of a run may go into a baseline: it completed, and it is stable unless the
+// options keep unstable ones. Notes an unstable one in *notes_of, when given.
+bool usable(const core::CaseResult& cr, const BaselineOptions& options, Baseline* notes_of) {
+  if (cr.status != core::CaseStatus::ok) return false;
+  if (options.include_unstable) return true;
+  const core::Stability st = core::stability(cr);
+  if (st.unstable && notes_of)
+    notes_of->notes.emplace(cr.spec.key, st.note +
+                                             "; left out of the baseline "
+                                             "(--include-unstable keeps it)");
+  return !st.unstable;
+}
+
+}  // namespace
+
 Baseline make_baseline(const std::vector<core::Run>& runs, const BaselineOptions& options) {
   if (runs.empty()) return {};
   for (const auto& r : runs)
@@ -270,7 +288,7 @@ Baseline make_baseline(const std::vector<core::Run>& runs, const BaselineOptions
   b.fingerprint = run.env.fingerprint();
   b.commit = run.git_commit;
   for (const auto& cr : run.cases) {
-    if (cr.status != core::CaseStatus::ok) continue;
+    if (!usable(cr, options, &b)) continue;
     std::vector<double> kept = core::kept_ns(cr.samples);
     if (kept.empty()) continue;
     const core::Summary s = stats::summarize(kept);
@@ -299,11 +317,13 @@ Baseline make_baseline(const std::vector<core::Run>& runs, const BaselineOptions
   for (std::size_t i = 1; i < runs.size(); ++i) {
     Baseline older = make_baseline(runs[i], options);
     for (auto& [key, c] : older.cases) b.cases.emplace(key, std::move(c));
+    for (auto& [key, note] : older.notes) b.notes.emplace(key, std::move(note));
   }
+  for (const auto& [key, c] : b.cases) b.notes.erase(key);
   for (auto& [key, c] : b.cases) {
     for (auto r = runs.rbegin(); r != runs.rend(); ++r)
       for (const auto& cr : r->cases) {
-        if (cr.spec.key != key || cr.status != core::CaseStatus::ok) continue;
+        if (cr.spec.key != key || !usable(cr, options, nullptr)) continue;
         if (!c.timing.empty() && timing_mode(cr) != c.timing) continue;
         const std::vector<double> kept = core::kept_ns(cr.samples);
         if (!kept.empty()) c.run_medians_ns.push_back(stats::median(kept));

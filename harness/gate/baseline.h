@@ -72,9 +72,12 @@ Baseline load_baseline(const std::string& path);
 struct BaselineOptions {
   std::string hardware;            // empty: the run's "device.name" field, else "cpu"
   std::size_t max_samples = 1000;  // more are thinned to evenly spaced quantiles
+  bool include_unstable = false;   // keep unstable cases (core/stability.h; --include-unstable)
 };
 
-// Cases of the run that completed with at least one kept (not dropped) sample.
+// Cases of the run that completed with at least one kept (not dropped) sample, less the
+// unstable ones (a busy machine descheduled the worker: not a figure to gate against) unless
+// options.include_unstable; Baseline::notes names each left out and why.
 Baseline make_baseline(const core::Run& run, const BaselineOptions& options = {});
 // From several runs of one environment, newest first (`baseline update --runs 3`): each case's
 // summary, samples, timing mode and commit from the newest run that completed it, and

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "harness/core/hash.h"
+#include "harness/core/stability.h"
 #include "harness/gate/timing_mode.h"
 #include "harness/stats/benjamini_hochberg.h"
 #include "harness/stats/bootstrap.h"
@@ -316,6 +317,7 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
     } else {
       bases.push_back(measure_effect(v, cr, *b, baseline.history, options));
       compared.push_back(out.size());
+      v.unstable = core::stability(cr).note;
     }
     out.push_back(std::move(v));
   }
@@ -330,6 +332,13 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
       untestable(v);
     else
       decide(v, options, bases[j].basis, bases[j].straddles, bases[j].note);
+    if (!v.unstable.empty()) {
+      v.reason = fmt::format(
+          "would be {} ({}), but {}: samples from two machine states, not one "
+          "figure to judge",
+          to_string(v.verdict), v.reason, v.unstable);
+      v.verdict = Verdict::inconclusive;
+    }
     if (fp_mismatch) {
       v.reason = fmt::format(
           "would be {} ({}), but the baseline's environment {} is not this "

@@ -27,6 +27,11 @@
 // the within-run interval is what is wide, never where the run-to-run spread is.
 // A case timed differently here than in the baseline (timing_mode.h) is inconclusive with
 // that reason: the two numbers are not the same quantity.
+// An unstable case (core/stability.h: a busy machine descheduled the worker in many of its
+// samples) is inconclusive, its reason saying what it would have been and why not: its samples
+// come from two machine states, so an interval over them (a bootstrap or a median CI, each of
+// which assumes one distribution) can be +-0.3% around a figure that is the load's, not the
+// code's. The interval is kept, marked by CaseVerdict::unstable, for the record.
 // A case whose correctness check failed is `failed` whatever its timing; baseline cases the
 // run lacks are `missing`, run cases the baseline lacks `new_case`. Baselines from a different
 // environment fingerprint give `inconclusive` unless allowed: never compare across machines.
@@ -84,6 +89,9 @@ struct CaseVerdict {
   double baseline_median_ns = 0, candidate_median_ns = 0;
   int baseline_n = 0, candidate_n = 0;
   std::string reason;  // one line a person can act on
+  // Why the run's case is unstable ("unstable: descheduled in 38% of samples; load 4.1 on 2
+  // cores"), or empty: then its interval is not a verdict's (see above).
+  std::string unstable;
 };
 
 struct Options {

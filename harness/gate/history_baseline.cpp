@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "harness/core/stability.h"
 #include "harness/gate/annotations.h"
 #include "harness/gate/timing_mode.h"
 #include "harness/stats/quantile.h"
@@ -63,6 +64,7 @@ struct History {
   std::vector<store::Annotation> run_ignores;  // ignores naming a run
   std::map<std::string, std::vector<Point>> series;
   TimerMetrics timers;
+  std::map<std::pair<std::string, std::string>, double> descheduled;  // (case, run): share
 };
 
 void check(const HistoryOptions& o) {
@@ -123,6 +125,11 @@ History read_history(store::Database& db, const core::Run& judged, const History
   bool gpu = false;
   for (const auto& cr : judged.cases) gpu = gpu || timing_mode(cr) != "cpu.wall";
   if (gpu) h.timers = timer_metrics(db, f);
+  if (!o.include_unstable) {
+    store::HistoryFilter d = f;
+    d.metric = core::kDescheduledMetric;
+    for (auto& row : store::history(db, d)) h.descheduled[{row.case_key, row.run_id}] = row.value;
+  }
   return h;
 }
 
@@ -162,7 +169,13 @@ struct CaseRuns {
   std::string mode;               // the judged case's timing mode
   int retimed = 0;                // earlier runs left out for being timed in another mode
   std::string other_mode;         // the last such mode
+  int unstable = 0;               // earlier runs left out for being unstable
 };
+
+bool was_unstable(const History& h, const Point& p, const core::Case& spec) {
+  auto it = h.descheduled.find({p.case_key, p.run_id});
+  return it != h.descheduled.end() && core::unstable_share(it->second, spec.measure);
+}
 
 CaseRuns case_runs(const History& h, const core::CaseResult& cr, int window) {
   const std::vector<std::string> keys = keys_of(cr.spec);
@@ -179,6 +192,10 @@ CaseRuns case_runs(const History& h, const core::CaseResult& cr, int window) {
         continue;
       }
     }
+    if (was_unstable(h, p, cr.spec)) {
+      ++c.unstable;
+      continue;
+    }
     if (!ignored(h, p.run_id, keys)) c.kept.push_back(p);
   }
   if (c.kept.size() > static_cast<std::size_t>(window))
@@ -186,10 +203,18 @@ CaseRuns case_runs(const History& h, const core::CaseResult& cr, int window) {
   return c;
 }
 
-std::string retimed_note(const CaseRuns& c) {
-  if (!c.retimed) return "";
-  return fmt::format("{} earlier run(s) timed as {} ({}) left out; this run is {}", c.retimed,
-                     c.other_mode, describe_timing_mode(c.other_mode), c.mode);
+// What was left out of the case's runs, and why: "" when nothing was.
+std::string left_out_note(const CaseRuns& c) {
+  std::string out;
+  if (c.retimed)
+    out = fmt::format("{} earlier run(s) timed as {} ({}) left out; this run is {}", c.retimed,
+                      c.other_mode, describe_timing_mode(c.other_mode), c.mode);
+  if (c.unstable)
+    out += fmt::format(
+        "{}{} earlier unstable run(s) left out (a busy machine; "
+        "--include-unstable keeps them)",
+        out.empty() ? "" : "; ", c.unstable);
+  return out;
 }
 
 // Why a case with fewer than `min_runs` earlier runs has no baseline (its verdict is `new`).
@@ -198,15 +223,15 @@ std::string too_few_note(const CaseRuns& c, const HistoryOptions& o) {
       c.cut ? fmt::format(" since annotation #{} ({} by {}: {})", c.cut->a.id,
                           store::to_string(c.cut->a.kind), c.cut->a.author, c.cut->a.reason)
             : "";
-  const std::string retimed = retimed_note(c);
+  const std::string left_out = left_out_note(c);
   return fmt::format("{} earlier run(s) of this case on {} in this environment{}; {} needed{}",
                      c.kept.size(), o.branch, since, o.min_runs,
-                     retimed.empty() ? "" : " (" + retimed + ")");
+                     left_out.empty() ? "" : " (" + left_out + ")");
 }
 
 BaselineCase baseline_case(const CaseRuns& h) {
   BaselineCase c;
-  c.remark = retimed_note(h);
+  c.remark = left_out_note(h);
   c.timing = h.mode;
   for (const auto& p : h.kept) c.run_medians_ns.push_back(p.median_ns);
   std::vector<double> sorted = stats::sorted_copy(c.run_medians_ns);

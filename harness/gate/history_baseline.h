@@ -12,7 +12,9 @@
 //   exclusions   cases of a run that an `ignore` annotation names (with that run) stay out;
 //                so do earlier runs that timed a GPU case differently than the judged run
 //                (timing_mode.h: CUDA-graph batches against cold calls, CUPTI against events),
-//                and the verdict's reason says how many
+//                and the verdict's reason says how many; and, unless include_unstable, runs
+//                whose case was unstable (core/stability.h: a busy machine descheduled the
+//                worker in more than the case's max_descheduled of its samples)
 //   window       the newest `window` runs of the case (30); fewer than `min_runs` (5): the case
 //                has no entry, and Baseline::notes says why (its verdict is `new`)
 //
@@ -38,6 +40,7 @@ struct HistoryOptions {
   std::string branch = "main";
   int window = 30;   // newest runs per case
   int min_runs = 5;  // below this a case has no baseline; at least 2 (a spread needs two)
+  bool include_unstable = false;  // keep runs whose case was unstable (--include-unstable)
 };
 
 // util::InputError for options out of range ("--window" / "--min-runs" named); store errors

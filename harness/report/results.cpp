@@ -6,6 +6,7 @@
 
 #include <array>
 
+#include "harness/core/stability.h"
 #include "harness/report/format.h"
 #include "harness/util/format.h"
 
@@ -30,6 +31,9 @@ std::string results_table(const core::Run& run, std::size_t width) {
     std::string note = r.message;
     if (note.empty() && !r.backend.empty() && r.backend != r.spec.kernel)
       note = "backend: " + r.backend;
+    // First: a busy machine's figure is not the kernel's (core/stability.h).
+    if (const core::Stability st = core::stability(r); st.unstable)
+      note = st.note + (note.empty() ? "" : "; " + note);
     if (r.status == core::CaseStatus::ok && r.summary.n > 0 && !r.summary.converged)
       note += note.empty() ? "not converged" : "; not converged";
     t.add({r.spec.key, core::to_string(r.status), median, ci, n, tflops, gbps, note});
@@ -39,9 +43,19 @@ std::string results_table(const core::Run& run, std::size_t width) {
 
 std::string status_counts(const core::Run& run) {
   std::array<int, 4> k{};
-  for (const auto& r : run.cases) ++k[static_cast<int>(r.status)];
-  return fmt::format("{} cases: {} ok, {} failed, {} skipped, {} error", run.cases.size(), k[0],
-                     k[1], k[2], k[3]);
+  int unstable = 0;
+  for (const auto& r : run.cases) {
+    ++k[static_cast<int>(r.status)];
+    unstable += core::stability(r).unstable;
+  }
+  std::string out = fmt::format("{} cases: {} ok, {} failed, {} skipped, {} error",
+                                run.cases.size(), k[0], k[1], k[2], k[3]);
+  if (unstable > 0)
+    out += fmt::format(
+        "; {} unstable: a busy machine descheduled the worker, their figures are "
+        "not the kernels' (baselines leave them out)",
+        unstable);
+  return out;
 }
 
 }  // namespace attnprof::report

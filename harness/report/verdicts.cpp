@@ -21,9 +21,11 @@ std::string change(const gate::CaseVerdict& v) {
   return fmt::format("{:+.2f}%", 100 * (v.ratio - 1));
 }
 
+// An unstable case's interval is marked: it spans samples of two machine states (gate/compare.h).
 std::string interval(const gate::CaseVerdict& v) {
   if (!std::isfinite(v.ci_low) || !std::isfinite(v.ci_high) || v.ci_high <= 0) return "";
-  return fmt::format("[{:+.2f}%, {:+.2f}%]", 100 * (v.ci_low - 1), 100 * (v.ci_high - 1));
+  return fmt::format("[{:+.2f}%, {:+.2f}%]{}", 100 * (v.ci_low - 1), 100 * (v.ci_high - 1),
+                     v.unstable.empty() ? "" : " unstable");
 }
 
 std::string duration_or_empty(double ns) {
@@ -421,6 +423,7 @@ std::string json_report(const GateReport& r) {
                              {"candidate_median_ns", c.candidate_median_ns},
                              {"baseline_n", c.baseline_n},
                              {"candidate_n", c.candidate_n},
+                             {"unstable", c.unstable},
                              {"reason", c.reason}});
   if (r.ab) {
     json cases = json::array();

@@ -62,9 +62,10 @@ OpenRun resume_run(store::Database& db, const std::string& ref, std::vector<core
 core::Run run_cases(store::Database& db, worker::Supervisor& worker, OpenRun open,
                     const std::vector<core::Case>& cases, const CaseOptions& options) {
   const env::Description& env = worker.described().env;
-  fmt::print("attnprof: {} case(s); {}\n", cases.size(),
+  fmt::print("attnprof: {} case(s); {}{}\n", cases.size(),
              env.devices.empty() ? "CPU only (" + env.cuda_status + ")"
-                                 : fmt::format("{} CUDA device(s)", env.devices.size()));
+                                 : fmt::format("{} CUDA device(s)", env.devices.size()),
+             options.note.empty() ? "" : "; " + options.note);
   std::fflush(stdout);
   report::Progress progress(static_cast<int>(cases.size()));
   for (const core::Case& c : cases) {

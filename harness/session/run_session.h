@@ -33,6 +33,7 @@ OpenRun resume_run(store::Database& db, const std::string& ref, std::vector<core
 struct CaseOptions {
   bool trace = true;
   double case_timeout_s = 0;  // 0: each case's own deadline (worker::case_timeout)
+  std::string note;           // for the first line, after the device (the wait policy)
 };
 
 // Runs `cases` on `worker`, one at a time, with a progress line; stores each as it finishes,

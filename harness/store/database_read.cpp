@@ -199,14 +199,17 @@ void each_case_row(sql::Connection& db, core::Run& run, const CaseIndex& index, 
 
 void read_samples(sql::Connection& db, core::Run& run, const CaseIndex& index) {
   each_case_row(db, run, index,
-                "SELECT case_id, ns, at_ns, sm_clock_mhz, dropped FROM samples WHERE case_id IN "
-                "(SELECT id FROM cases WHERE run_id = ?) ORDER BY case_id, idx",
+                "SELECT case_id, ns, at_ns, sm_clock_mhz, dropped, cpu_ns, invol_switches FROM "
+                "samples WHERE case_id IN (SELECT id FROM cases WHERE run_id = ?) ORDER BY "
+                "case_id, idx",
                 [](core::CaseResult& cr, const sql::Statement& st) {
                   core::Sample s;
                   s.ns = st.int64(1);
                   s.at_ns = st.int64(2);
                   s.sm_clock_mhz = st.opt_real(3);
                   s.dropped = st.int64(4) != 0;
+                  s.cpu_ns = st.opt_int64(5);
+                  s.invol_switches = st.opt_int64(6);
                   cr.samples.push_back(s);
                 });
 }

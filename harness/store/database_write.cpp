@@ -37,7 +37,8 @@ namespace {
 void insert_samples(sql::Connection& db, std::int64_t case_id, const core::CaseResult& cr) {
   sql::Statement ins(
       db,
-      "INSERT INTO samples(case_id, idx, ns, at_ns, sm_clock_mhz, dropped) VALUES (?,?,?,?,?,?)");
+      "INSERT INTO samples(case_id, idx, ns, at_ns, sm_clock_mhz, dropped, cpu_ns, invol_switches) "
+      "VALUES (?,?,?,?,?,?,?,?)");
   for (std::size_t i = 0; i < cr.samples.size(); ++i) {
     const auto& s = cr.samples[i];
     ins.bind(1, case_id)
@@ -46,6 +47,8 @@ void insert_samples(sql::Connection& db, std::int64_t case_id, const core::CaseR
         .bind(4, s.at_ns)
         .bind(5, s.sm_clock_mhz)
         .bind(6, s.dropped ? 1 : 0)
+        .bind(7, s.cpu_ns)
+        .bind(8, s.invol_switches)
         .run();
   }
 }

@@ -149,6 +149,15 @@ constexpr const char* v6 = R"sql(
 ALTER TABLE ab_rounds ADD COLUMN pass INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// v7: what each sample saw of the worker being descheduled (core/stability.h): the process's CPU
+// time over the call and its threads' involuntary context switches, so a stored run can say
+// which of its cases a busy machine disturbed. NULL in samples stored before v7, and in GPU
+// samples.
+constexpr const char* v7 = R"sql(
+ALTER TABLE samples ADD COLUMN cpu_ns INTEGER;
+ALTER TABLE samples ADD COLUMN invol_switches INTEGER;
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
@@ -156,6 +165,7 @@ constexpr Migration chain[] = {
     {4, "indexes for history reads: runs by branch and time, runs by commit", v4},
     {5, "cost rows: launches, copies, input dtypes, bytes freed, device time per kernel", v5},
     {6, "A/B rounds: the pair of workers that measured each", v6},
+    {7, "samples: CPU time and involuntary context switches (descheduling)", v7},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

@@ -106,6 +106,11 @@ std::optional<double> Statement::opt_real(int col) const {
   return real(col);
 }
 
+std::optional<std::int64_t> Statement::opt_int64(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return int64(col);
+}
+
 Connection::Connection(std::string path, int flags, std::string name)
     : m_name(name.empty() ? path : std::move(name)) {
   int rc = sqlite3_open_v2(path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);

@@ -54,6 +54,7 @@ class Statement {
   double real(int col) const;
   std::string text(int col) const;
   std::optional<double> opt_real(int col) const;
+  std::optional<std::int64_t> opt_int64(int col) const;
 
  private:
   Connection* m_db;

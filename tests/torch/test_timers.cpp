@@ -24,6 +24,13 @@ TEST_SUITE("runner::timers") {
     CHECK(s.ns >= 2'000'000);
     CHECK(s.at_ns > 0);
     CHECK_FALSE(s.sm_clock_mhz.has_value());
+    // What it saw of being descheduled (core/stability.h): a call that sleeps uses next to no
+    // CPU time, and is switched out voluntarily, which the involuntary count leaves out.
+    REQUIRE(s.cpu_ns.has_value());
+    CHECK(*s.cpu_ns >= 0);
+    CHECK(*s.cpu_ns < s.ns / 2);
+    REQUIRE(s.invol_switches.has_value());
+    CHECK(*s.invol_switches >= 0);
     CHECK(timer->metrics().empty());
     CHECK(timer->notes().empty());
   }

@@ -195,6 +195,35 @@ cases:
                                          "environment");
     }
   }
+  TEST_CASE("unstable cases stay out of a baseline unless asked; the notes say which and why") {
+    auto run = [](const std::string& id, std::int64_t started, bool busy) {
+      core::Run r;
+      r.id = id;
+      r.started_ns = started;
+      r.cases.push_back(result("m/k", {100, 102, 104, 106, 108}));
+      r.cases[0].spec.hardware.threads = 1;
+      // Busy: 2 of 5 samples switched out for half their time (40% > the default 10%).
+      for (int i = 0; i < 5; ++i) {
+        r.cases[0].samples[i].cpu_ns = busy && i < 2 ? 50 : 100;
+        r.cases[0].samples[i].invol_switches = busy && i < 2 ? 1 : 0;
+      }
+      return r;
+    };
+    std::vector<core::Run> runs{run("c", 3, true), run("b", 2, false), run("a", 1, false)};
+    gate::Baseline b = gate::make_baseline(runs);
+    REQUIRE(b.cases.count("m/k"));
+    CHECK(b.cases["m/k"].run_medians_ns.size() == 2);  // the newest, busy run adds none
+    CHECK(b.notes.empty());                            // the case is in, from run b
+    gate::Baseline only = gate::make_baseline(runs[0]);
+    CHECK(only.cases.empty());
+    CHECK(only.notes.at("m/k") ==
+          "unstable: descheduled in 40% of samples; left out of the baseline "
+          "(--include-unstable keeps it)");
+    CHECK(gate::make_baseline(runs[0], {.include_unstable = true}).cases.count("m/k") == 1);
+    CHECK(
+        gate::make_baseline(runs, {.include_unstable = true}).cases["m/k"].run_medians_ns.size() ==
+        3);
+  }
   TEST_CASE("from several runs: runs that timed a case differently add no run median") {
     auto run = [](const std::string& id, std::int64_t base, double graph_batch) {
       core::Run r;

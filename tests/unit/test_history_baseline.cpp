@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "harness/core/stability.h"
 #include "harness/gate/compare.h"
 #include "harness/gate/history_baseline.h"
 #include "harness/stats/quantile.h"
@@ -290,5 +291,26 @@ TEST_SUITE("gate::history_baseline timing modes") {
           "2 earlier run(s) of this case on main in this environment; 5 needed (6 earlier run(s) "
           "timed as cuda.graph.cupti (CUDA-graph batches, CUPTI kernel time) left out; this run "
           "is cuda.cold.cupti)");
+  }
+
+  TEST_CASE("earlier runs whose case was unstable are left out unless asked, and the note says") {
+    History h(8);
+    // Two more main runs at 150 us whose kA was descheduled in 30% of its samples.
+    for (int i = 9; i <= 10; ++i) {
+      core::Run busy = run(i, 1.5e5);
+      busy.cases[0].metrics[core::kDescheduledMetric] = 0.3;
+      busy.cases[1].metrics[core::kDescheduledMetric] = 0.05;  // kB stable: kept
+      h.db.write_run(busy);
+    }
+    core::Run judged = run(12, 1e5, "feature");
+    gate::Baseline b = gate::history_baseline(h.db, judged);
+    CHECK(b.cases.at(kA).run_medians_ns == medians_of(h.db, 1, 8));
+    CHECK(b.cases.at(kA).remark ==
+          "2 earlier unstable run(s) left out (a busy machine; --include-unstable keeps them)");
+    CHECK(b.cases.at(kB).n == 10);
+    CHECK(b.cases.at(kB).remark.empty());
+    gate::HistoryOptions all;
+    all.include_unstable = true;
+    CHECK(gate::history_baseline(h.db, judged, all).cases.at(kA).n == 10);
   }
 }

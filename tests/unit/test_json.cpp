@@ -68,6 +68,25 @@ TEST_SUITE("core::json") {
     CHECK(core::cost_row_from_json(old).copies == 0);
   }
 
+  TEST_CASE("samples keep their descheduling record; results without it read as before") {
+    core::CaseResult cr;
+    cr.spec.key = "m/k";
+    cr.spec.measure.max_descheduled = 0.25;
+    cr.samples = {{1000, 1, std::nullopt, false, 900, 2}, {1100, 2, std::nullopt, false, 1100, 0}};
+    const nlohmann::json j = core::to_json(cr);
+    CHECK(j["samples"]["cpu_ns"] == nlohmann::json({900, 1100}));
+    CHECK(j["samples"]["invol_switches"] == nlohmann::json({2, 0}));
+    const core::CaseResult back = core::case_result_from_json(j);
+    CHECK(back.samples.at(0).cpu_ns == 900);
+    CHECK(back.samples.at(0).invol_switches == 2);
+    CHECK(back.spec.measure.max_descheduled == 0.25);
+    // Written without the record (a GPU timer, an older attnprof): no arrays, none read.
+    cr.samples = {{1000, 1, std::nullopt, false}};
+    const nlohmann::json old = core::to_json(cr);
+    CHECK_FALSE(old["samples"].contains("cpu_ns"));
+    CHECK_FALSE(core::case_result_from_json(old).samples.at(0).cpu_ns.has_value());
+  }
+
   TEST_CASE("a field of the wrong type is an input error naming the field's path") {
     auto err = [](const nlohmann::json& j) {
       try {

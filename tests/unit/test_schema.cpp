@@ -206,4 +206,48 @@ TEST_SUITE("store::schema") {
     auto fresh = Database::open(dir.file("fresh.db"));
     CHECK(layout(db) == layout(fresh));
   }
+
+  TEST_CASE("v6 database: samples gain the descheduling record; old samples read as without") {
+    TempDir dir;
+    const std::string p = dir.file("v6.db");
+    {
+      // A v6 history as a v6 build wrote it: one run, one case, two samples.
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      for (const auto& m : store::schema::migrations())
+        if (m.version <= 6)
+          REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+      const char* data = R"sql(
+        INSERT INTO environments VALUES ('fp6', '{"device.name":"cpu"}');
+        INSERT INTO runs(id, started_ns, ended_ns, status, env_fingerprint)
+          VALUES ('6666', 10, 20, 'complete', 'fp6');
+        INSERT INTO cases(id, run_id, case_key, kernel, params, status)
+          VALUES (1, '6666', 'm/prefill/b1/eager', 'eager', '{"key":"m/prefill/b1/eager"}', 'ok');
+        INSERT INTO samples VALUES (1, 0, 1000, 11, NULL, 0), (1, 1, 1100, 12, NULL, 0);
+        PRAGMA user_version = 6;
+      )sql";
+      REQUIRE(sqlite3_exec(raw, data, nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    auto db = Database::open(p);
+    CHECK(db.opened_at_version() == 6);
+    auto old = db.load_run("6666");
+    REQUIRE(old);
+    REQUIRE(old->cases.at(0).samples.size() == 2);
+    CHECK(old->cases[0].samples[1].ns == 1100);
+    CHECK_FALSE(old->cases[0].samples[1].cpu_ns.has_value());
+    CHECK_FALSE(old->cases[0].samples[1].invol_switches.has_value());
+    // Samples written after the migration keep it.
+    core::Run run = testing::make_run("new", 30);
+    REQUIRE_FALSE(run.cases[0].samples.empty());
+    run.cases[0].samples[0].cpu_ns = 1234;
+    run.cases[0].samples[0].invol_switches = 3;
+    auto back = db.load_run(db.write_run(run));
+    REQUIRE(back);
+    CHECK(back->cases[0].samples[0].cpu_ns == 1234);
+    CHECK(back->cases[0].samples[0].invol_switches == 3);
+    CHECK_FALSE(back->cases[0].samples[1].cpu_ns.has_value());
+    auto fresh = Database::open(dir.file("fresh.db"));
+    CHECK(layout(db) == layout(fresh));
+  }
 }

@@ -6,10 +6,13 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <sched.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 
+#include "harness/core/stability.h"
 #include "harness/measure/engine.h"
 #include "harness/util/error.h"
 #include "worker/kernel/plugin.h"
@@ -74,6 +77,17 @@ std::optional<std::string> hardware_mismatch(const core::Case& c, const env::Des
       return fmt::format("GPU \"{}\" does not match \"{}\"", name, c.hardware.gpu_pattern);
   }
   return std::nullopt;
+}
+
+// How busy the machine was at the case's end (core/stability.h): the 1-minute load average, the
+// CPUs this worker may run on, and the share of samples that show the worker descheduled.
+void add_machine_metrics(core::CaseResult& r) {
+  if (const core::Stability st = core::stability(r); st.recorded > 0)
+    r.metrics[core::kDescheduledMetric] = st.share;
+  double load[1];
+  if (getloadavg(load, 1) == 1) r.metrics[core::kLoadMetric] = load[0];
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) r.metrics[core::kCoresMetric] = CPU_COUNT(&set);
 }
 
 void add_roofline_metrics(core::CaseResult& r) {
@@ -229,6 +243,7 @@ core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool tra
     for (const auto& note : m_state->timer->notes())
       r.message += (r.message.empty() ? "" : "; ") + note;
     add_roofline_metrics(r);
+    add_machine_metrics(r);
     // A variant that is the whole block or layer is one call: no attention of its own to time
     // apart.
     const bool whole = kernel::replaces_workload(r.spec, *m_state->variant);

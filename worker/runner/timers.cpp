@@ -2,7 +2,10 @@
 // CUDA parts (cuda_parts.h) on the case's device and current stream.
 #include "worker/runner/timers.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
+#include <ctime>
 
 #include "harness/core/clock.h"
 #include "worker/runner/workload.h"
@@ -16,16 +19,37 @@
 namespace attnprof::runner {
 namespace {
 
+// What the process can see of being descheduled (core/stability.h): its CPU time, every thread
+// together, and its threads' involuntary context switches so far.
+struct Sched {
+  std::int64_t cpu_ns = 0, invol = 0;
+};
+Sched sched_now() {
+  Sched s;
+  rusage ru{};
+  if (getrusage(RUSAGE_SELF, &ru) == 0) s.invol = ru.ru_nivcsw;
+  timespec ts{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+    s.cpu_ns = std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  return s;
+}
+
 class CpuTimer final : public CaseTimer {
  public:
   explicit CpuTimer(std::function<void()> call) : m_call(std::move(call)) {}
   core::Sample sample() override {
     core::Sample s;
     s.at_ns = core::epoch_ns();
+    // Read outside the timed region, nested around it: the record spans the call and a little
+    // more, never less.
+    const Sched before = sched_now();
     auto t0 = std::chrono::steady_clock::now();
     m_call();
     auto t1 = std::chrono::steady_clock::now();
+    const Sched after = sched_now();
     s.ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+    s.cpu_ns = after.cpu_ns - before.cpu_ns;
+    s.invol_switches = after.invol - before.invol;
     return s;
   }
 
