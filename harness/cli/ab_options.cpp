@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "harness/cli/bounds.h"
 #include "harness/cli/command.h"
 #include "harness/gate/paired.h"
 #include "harness/util/error.h"
@@ -63,7 +64,8 @@ void add_ab_options(CLI::App& sub, AbArgs& a) {
   sub.add_option("--diff-rows", a.diff_rows, "Rows of each per-op diff to print")
       ->capture_default_str();
   sub.add_option("--case-timeout", a.case_timeout_s,
-                 "Seconds a worker may take for one step before it counts as hung");
+                 "Seconds a worker may take for one step before it counts as hung")
+      ->check(case_timeout_bound());
   sub.add_option("--base-commit", a.base_commit, "The base side's commit, for the record");
   a.meta.add_options(sub);
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "harness/cli/bounds.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/report/results.h"
@@ -82,8 +83,13 @@ int run(const RunArgs& a) {
     a.meta.fill(fresh);
     open = session::begin_run(db, std::move(fresh), described.env, cases.front());
   }
-  const session::CaseOptions options{!a.no_trace, a.case_timeout_s,
-                                     worker::wait_policy_note(wait_policy_chosen)};
+  std::vector<double> devices_gib;
+  for (const auto& d : described.env.devices) devices_gib.push_back(d.memory_gib);
+  session::CaseOptions options{!a.no_trace, a.case_timeout_s,
+                               worker::wait_policy_note(wait_policy_chosen)};
+  options.cannot_run = [devices_gib](const core::Case& c) {
+    return too_big_for_machine(c, devices_gib);
+  };
   const core::Run run = session::run_cases(db, sup, std::move(open), cases, options);
 
   fmt::print("\n{}", report::results_table(run));
@@ -109,7 +115,9 @@ Action setup_run(CLI::App& sub) {
                  "Load a shared library of TORCH_LIBRARY ops (kernels named op:ns::name)");
   sub.add_option("--shard", a->shard, "Run shard i of n (e.g. 2/4): a stable, cost-balanced split");
   sub.add_option("--threads", a->threads,
-                 "CPU intra-op threads (default: the scenario's, else LibTorch's)");
+                 "CPU intra-op threads, 1 to 4 x the CPUs (default: the scenario's, else "
+                 "LibTorch's)")
+      ->check(thread_bound());
   sub.add_flag("--no-trace", a->no_trace, "Skip the traced pass and the cost matrix");
   sub.add_flag("--require-hardware", a->require_hardware,
                "Fail (not skip) cases whose device or GPU pattern this machine does not match");
@@ -132,7 +140,8 @@ Action setup_run(CLI::App& sub) {
                  "beside attnprof)");
   sub.add_option("--case-timeout", a->case_timeout_s,
                  "Seconds a case may take before its worker counts as hung and is replaced "
-                 "(default: 60 + 3 x the case's warm-up and time budget)");
+                 "(default: 60 + 3 x the case's warm-up and time budget)")
+      ->check(case_timeout_bound());
   a->meta.add_options(sub);
   return [a] { return run(*a); };
 }

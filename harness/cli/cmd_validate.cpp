@@ -38,6 +38,9 @@ Action setup_validate(CLI::App& sub) {
     for (const auto& d : missing_packages(cases)) fmt::print(stderr, "note: {}\n", d.to_string());
     fmt::print("{} file{} OK, {} case{}\n", a->files.size(), a->files.size() == 1 ? "" : "s",
                cases.size(), cases.size() == 1 ? "" : "s");
+    // Where a case would not fit this machine's memory, a note, not an error: a scenario is
+    // validated on one machine and run on another.
+    fmt::print("{}", memory_report(cases, {}));
     return static_cast<int>(util::exit_pass);
   };
 }

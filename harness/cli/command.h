@@ -53,4 +53,14 @@ void check_plugin_ops(const std::vector<core::Case>& cases, const worker::Descri
 // made from the scenario after it validates.
 std::vector<util::Diagnostic> missing_packages(const std::vector<core::Case>& cases);
 
+// Memory (scenario::case_memory_bytes against what this machine has: the host's available
+// memory for a CPU case, the device's for a GPU one). Why `c` cannot run here, with both
+// figures, or nullopt. `devices_gib`: each CUDA device's memory, by index.
+std::optional<std::string> too_big_for_machine(const core::Case& c,
+                                               const std::vector<double>& devices_gib);
+// validate's line: the largest estimate and its case, and each case too big for this machine
+// (or "" when there are no cases).
+std::string memory_report(const std::vector<core::Case>& cases,
+                          const std::vector<double>& devices_gib);
+
 }  // namespace attnprof::cli

@@ -13,6 +13,8 @@
 #include "harness/scenario/diags.h"
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
+#include "harness/util/format.h"
+#include "harness/util/machine.h"
 #include "harness/worker/supervisor.h"
 
 namespace attnprof::cli {
@@ -88,6 +90,53 @@ std::vector<util::Diagnostic> missing_packages(const std::vector<core::Case>& ca
                     path, c.loc.file)});
   }
   return diags;
+}
+
+namespace {
+
+// The memory a case may use here, and what it is: nullopt when unknown (a GPU not described).
+std::optional<std::pair<double, std::string>> memory_for(const core::Case& c,
+                                                         const std::vector<double>& devices_gib) {
+  if (c.hardware.device == "cpu") {
+    if (auto m = util::available_memory())
+      return std::pair{static_cast<double>(*m), std::string("this machine has available")};
+    return std::nullopt;
+  }
+  const auto colon = c.hardware.device.find(':');
+  const std::size_t index =
+      colon == std::string::npos ? 0 : std::stoul(c.hardware.device.substr(colon + 1));
+  if (index >= devices_gib.size() || devices_gib[index] <= 0) return std::nullopt;
+  return std::pair{devices_gib[index] * 1024 * 1024 * 1024,
+                   fmt::format("device {} has", c.hardware.device)};
+}
+
+}  // namespace
+
+std::optional<std::string> too_big_for_machine(const core::Case& c,
+                                               const std::vector<double>& devices_gib) {
+  const double need = scenario::case_memory_bytes(c);
+  const auto have = memory_for(c, devices_gib);
+  if (!have || need <= have->first) return std::nullopt;
+  return fmt::format(
+      "needs about {} (estimated from its shape: inputs, output, the check's fp32 "
+      "scores), more than the {} {}",
+      util::format_bytes(need), util::format_bytes(have->first), have->second);
+}
+
+std::string memory_report(const std::vector<core::Case>& cases,
+                          const std::vector<double>& devices_gib) {
+  const core::Case* largest = nullptr;
+  for (const auto& c : cases)
+    if (!largest || scenario::case_memory_bytes(c) > scenario::case_memory_bytes(*largest))
+      largest = &c;
+  if (!largest) return "";
+  std::string out = fmt::format("memory: the largest case needs about {} ({})\n",
+                                util::format_bytes(scenario::case_memory_bytes(*largest)), largest->key);
+  for (const auto& c : cases)
+    if (auto why = too_big_for_machine(c, devices_gib))
+      out += fmt::format("{}:{}:{}: note: case {} {}; `attnprof run` skips it here\n", c.loc.file,
+                         c.loc.line, c.loc.col, c.key, *why);
+  return out;
 }
 
 }  // namespace attnprof::cli

@@ -14,6 +14,7 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include "harness/scenario/diags.h"
@@ -221,7 +222,12 @@ class Loader {
   std::vector<AliasRef> m_aliases;
   std::deque<Node> m_synthetic;  // kernel names expanded from globs; stable addresses
   std::size_t m_exclude_checks = 0;
-  std::map<std::string, std::optional<std::pair<int, int>>> m_masks;  // path -> rows, cols
+  struct MaskShape {
+    int rows = 0, cols = 0;
+    std::string beyond;  // MaskFile::beyond
+  };
+  // (path, q_len, kv_len) -> what the file holds; nullopt: its problems are reported
+  std::map<std::tuple<std::string, int, int>, std::optional<MaskShape>> m_masks;
 
   static std::string canonical(const std::string& path) {
     std::error_code ec;
@@ -717,24 +723,29 @@ class Loader {
   }
 
   // The file's own problems are reported once, at the file; a shape that does not fit a case,
-  // at the mask_file: key, once per distinct shape.
+  // at the mask_file: key, once per distinct shape. The file is read once per shape it is
+  // checked against, since what a read may hold is bounded by the shape.
   void check_mask_file(const Node& key, const core::Case& c) {
-    auto [it, fresh] = m_masks.try_emplace(c.mask_file);
+    auto [it, fresh] = m_masks.try_emplace({c.mask_file, c.q_len, c.kv_len});
     if (fresh) {
       try {
-        MaskFile m = read_mask_file(c.mask_file);
-        it->second = {m.rows, m.cols};
+        MaskFile m = read_mask_file(c.mask_file, c.q_len, c.kv_len);
+        it->second = MaskShape{m.rows, m.cols, m.beyond};
       } catch (const util::InputError& e) {
         for (const auto& diag : e.diagnostics())
           m_diags.error({diag.file, diag.line, diag.col}, diag.message);
       }
     }
     if (!it->second) return;  // reported
-    auto [rows, cols] = *it->second;
-    if (rows != c.q_len || cols != c.kv_len)
+    const MaskShape& m = *it->second;
+    if (!m.beyond.empty())
+      m_diags.error(key.loc,
+                    fmt::format("mask_file {} {}; this case needs q_len x kv_len = {} x {}",
+                                key.scalar, m.beyond, c.q_len, c.kv_len));
+    else if (m.rows != c.q_len || m.cols != c.kv_len)
       m_diags.error(key.loc, fmt::format("mask_file {} has {} rows of {} values; this case needs "
                                          "q_len x kv_len = {} x {}",
-                                         key.scalar, rows, cols, c.q_len, c.kv_len));
+                                         key.scalar, m.rows, m.cols, c.q_len, c.kv_len));
   }
 
   // aliases: {current key: earlier key or [keys]}; "prefix/*": "old-prefix/*" renames many.

@@ -47,17 +47,33 @@ std::pair<int, int> parse_shard(std::string_view);
 double expected_cost(const core::Case&);
 // FLOPs of one call of the case at its level (attention alone, block or whole layer).
 double case_flops(const core::Case&);
+// Bytes a case needs at least, estimated from its shape: inputs and output in its dtype, the
+// correctness check's fp32 reference with its score and probability matrices (which the math
+// and eager paths hold too), the mask, and at block or layer level the weights and a few
+// activations. A floor, not a bound: allocators and temporaries add to it. `validate` prints
+// the largest; `run` skips a case whose estimate exceeds the memory available (with both).
+double case_memory_bytes(const core::Case&);
 
 // A custom additive mask (mask: custom, mask_file:): `rows` lines of `cols` whitespace-separated
 // floats, "-inf" allowed, added to the scores of every batch and head; row i is query i.
 struct MaskFile {
   int rows = 0, cols = 0;
   std::vector<float> values;  // row-major
+  // Not empty when the file is larger than the shape it was read for can be written in ("is
+  // 64.0 MiB (...), more than 128 x 128 values take (0.5 MiB at most)"): nothing was read.
+  std::string beyond;
 };
-// Reads and checks a mask file: every row as long as the first, every value finite or -inf.
-// Throws util::InputError naming path:line:col of each problem. load() calls it for every case
-// with mask custom and checks rows x cols against q_len x kv_len.
-MaskFile read_mask_file(const std::string& path);
+// Characters a value may take, its separator included: a float written in full
+// ("-3.40282347e+38 ") fits. The file's size is bounded by it before anything is read.
+inline constexpr std::size_t kMaskValueChars = 32;
+// Reads and checks a mask file for a case of `rows` x `cols` (q_len x kv_len): every row as
+// long as the first, every value finite or -inf. What it reads is bounded by that shape: a
+// file larger than rows x cols values can be written in is not read (MaskFile::beyond says
+// so), and a token longer than a value is an error that quotes its start, not the token. Throws
+// util::InputError naming path:line:col of each problem. load() calls it for every case with mask
+// custom and checks rows x cols against q_len x kv_len; the worker reads the mask it runs with
+// through it too.
+MaskFile read_mask_file(const std::string& path, int rows, int cols);
 
 // The built-in smoke suite (scenarios/smoke.yaml, embedded at build time), so `attnprof run`
 // with no file works from any directory. Load it with load_text(text, smoke_suite_name()).

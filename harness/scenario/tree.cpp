@@ -12,6 +12,8 @@
 
 namespace attnprof::scenario {
 
+using namespace std::string_view_literals;
+
 const Node* Node::find(std::string_view k) const {
   if (kind != Kind::map) return nullptr;
   for (const auto& e : items)
@@ -293,7 +295,74 @@ class Builder : public YAML::EventHandler {
 
 }  // namespace
 
+namespace {
+
+// The length of the UTF-8 sequence at text[i], or 0 when it is not one (RFC 3629: no overlong
+// forms, no surrogates, nothing past U+10FFFF), as strict as the JSON writer that prints it.
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char c = at(0);
+  if (c < 0x80) return 1;
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2;
+  else if (c >= 0xE0 && c <= 0xEF)
+    len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4)
+    len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  if (len == 0 || i + len > text.size() || at(1) < lo || at(1) > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k)
+    if (at(k) < 0x80 || at(k) > 0xBF) return 0;
+  return len;
+}
+
+// Why `text` is not a UTF-8 text file, at the first spot that shows it, or nullopt. A UTF-16 or
+// UTF-32 file is named by its byte-order mark or by its NUL bytes; any other NUL byte or byte
+// sequence that is not UTF-8 is named where it is. Said once, briefly: yaml-cpp would parse
+// on and quote the garbled document.
+std::optional<std::pair<core::SourceLoc, std::string>> not_utf8(std::string_view text,
+                                                                const std::string& file) {
+  const auto starts = [&](std::string_view bom) { return text.starts_with(bom); };
+  const char* wide = starts("\xFF\xFE\0\0"sv)                           ? "UTF-32 (little-endian)"
+                     : starts("\0\0\xFE\xFF"sv)                         ? "UTF-32 (big-endian)"
+                     : starts("\xFF\xFE")                               ? "UTF-16 (little-endian)"
+                     : starts("\xFE\xFF")                               ? "UTF-16 (big-endian)"
+                     : text.size() >= 2 && text[0] != 0 && text[1] == 0 ? "UTF-16 (little-endian)"
+                     : text.size() >= 2 && text[0] == 0 && text[1] != 0 ? "UTF-16 (big-endian)"
+                                                                        : nullptr;
+  if (wide)
+    return std::pair{core::SourceLoc{file, 0, 0},
+                     fmt::format("the file is {}; scenario files are UTF-8 (convert it: iconv -f "
+                                 "UTF-16 -t UTF-8)",
+                                 wide)};
+  int line = 1, col = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t len = utf8_length(text, i);
+    if (len == 0 || c == 0)
+      return std::pair{core::SourceLoc{file, line, col},
+                       c == 0 ? std::string("a NUL byte: not a text file; scenario files are UTF-8")
+                              : fmt::format("byte 0x{:02X} is not UTF-8; scenario files are "
+                                            "UTF-8 text",
+                                            c)};
+    if (c == '\n') {
+      ++line;
+      col = 0;
+    }
+    ++col;
+    i += len;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Node parse_yaml(std::string_view text, const std::string& file, Diags& diags) {
+  if (auto why = not_utf8(text, file)) {
+    diags.error(why->first, why->second);
+    return {};
+  }
   std::istringstream in{std::string(text)};
   Builder b(file, diags);
   try {

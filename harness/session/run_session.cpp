@@ -13,6 +13,17 @@
 #include "harness/util/error.h"
 
 namespace attnprof::session {
+namespace {
+
+core::CaseResult skipped(const core::Case& c, std::string why) {
+  core::CaseResult r;
+  r.spec = c;
+  r.status = core::CaseStatus::skipped;
+  r.message = std::move(why);
+  return r;
+}
+
+}  // namespace
 
 core::Environment run_environment(env::Description env, const std::vector<core::CaseResult>& done,
                                   const core::Case& first) {
@@ -70,8 +81,11 @@ core::Run run_cases(store::Database& db, worker::Supervisor& worker, OpenRun ope
   report::Progress progress(static_cast<int>(cases.size()));
   for (const core::Case& c : cases) {
     progress.start(c.key);
+    const std::optional<std::string> why =
+        options.cannot_run ? options.cannot_run(c) : std::nullopt;
     core::CaseResult r =
-        worker.run_case(c, options.trace, worker::case_timeout(c, options.case_timeout_s));
+        why ? skipped(c, *why)
+            : worker.run_case(c, options.trace, worker::case_timeout(c, options.case_timeout_s));
     // The worker's own output before the case's line, never inside it.
     for (const auto& l : worker.take_stderr()) progress.message("  worker: " + l);
     progress.finish(c.key, r.status == core::CaseStatus::ok

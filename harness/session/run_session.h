@@ -5,6 +5,8 @@
 // and prints.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,9 @@ struct CaseOptions {
   bool trace = true;
   double case_timeout_s = 0;  // 0: each case's own deadline (worker::case_timeout)
   std::string note;           // for the first line, after the device (the wait policy)
+  // Why a case cannot run on this machine (it needs more memory than there is), decided before
+  // a worker sees it: the case is stored as skipped with that message. Empty: every case runs.
+  std::function<std::optional<std::string>(const core::Case&)> cannot_run;
 };
 
 // Runs `cases` on `worker`, one at a time, with a progress line; stores each as it finishes,

@@ -1,5 +1,5 @@
-// The duration format of every table attnprof prints, and the whitespace rule that puts text
-// on one line (format.h).
+// The duration and size formats of every table attnprof prints, and the whitespace rule that
+// puts text on one line (format.h).
 #include "harness/util/format.h"
 
 #include <fmt/format.h>
@@ -20,6 +20,15 @@ std::string format_duration(double ns) {
   if (ns < 999.95e3) return three(ns / 1e3, "us");
   if (ns < 999.95e6) return three(ns / 1e6, "ms");
   return three(ns / 1e9, "s");
+}
+
+std::string format_bytes(double bytes) {
+  if (bytes < 0) return "-" + format_bytes(-bytes);
+  constexpr double kib = 1024, mib = 1024 * kib, gib = 1024 * mib;
+  if (bytes >= gib) return fmt::format("{:.2f} GiB", bytes / gib);
+  if (bytes >= mib) return fmt::format("{:.2f} MiB", bytes / mib);
+  if (bytes >= kib) return fmt::format("{:.2f} KiB", bytes / kib);
+  return fmt::format("{:.0f} B", bytes);
 }
 
 std::string collapse_whitespace(std::string_view text) {

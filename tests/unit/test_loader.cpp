@@ -752,4 +752,56 @@ workloads: [{model: bert-base, seq_len: 1024}]
                          "gpt2/prefill/b2-s128-fp32-none/eager",
                      });
   }
+
+  TEST_CASE("a file that is not UTF-8 text: one short line naming its encoding or the byte") {
+    // UTF-16 with and without a byte-order mark, as Windows editors save it: named, not quoted.
+    std::string le = "\xFF\xFE";
+    for (char ch : std::string("model: bert-base\n")) le += std::string{ch, '\0'};
+    CHECK(errors(le) ==
+          "t.yaml: the file is UTF-16 (little-endian); scenario files are UTF-8 (convert it: "
+          "iconv -f UTF-16 -t UTF-8)");
+    CHECK(errors(le.substr(2)) == errors(le));
+    std::string be;
+    for (char ch : std::string("model: bert-base\n")) be += std::string{'\0', ch};
+    CHECK(errors(be) ==
+          "t.yaml: the file is UTF-16 (big-endian); scenario files are UTF-8 (convert it: iconv "
+          "-f UTF-16 -t UTF-8)");
+    // A name with a byte that is not UTF-8 (Latin-1 here), at its line and column: every
+    // command loads through here, so validate, list, list --json and run refuse it alike.
+    CHECK(errors("model: bert-base\nworkloads:\n  - {name: caf\xE9, seq_len: 8, kernels: "
+                 "[eager]}\n") ==
+          "t.yaml:3:15: byte 0xE9 is not UTF-8; scenario files are UTF-8 text");
+    CHECK(errors("name: a\xC0\x80\n") ==
+          "t.yaml:1:8: byte 0xC0 is not UTF-8; scenario files are UTF-8 text");  // overlong
+    CHECK(errors(std::string("name: a\0b\n", 10)) ==
+          "t.yaml:1:8: a NUL byte: not a text file; scenario files are UTF-8");
+    CHECK(errors("model: bert-base\nworkloads:\n  - {name: caf\xC3\xA9, seq_len: 8, kernels: "
+                 "[eager]}\n") == "");  // UTF-8 is fine
+  }
+
+  TEST_CASE("a mask file larger than its case's shape is not read; a long token is not quoted") {
+    testing::TempDir dir;
+    // 2 x 2 values take at most 4 x 32 + 4 + 4096 bytes written out; this one is 64 KiB.
+    std::ofstream(dir.file("big.mask")) << std::string(64 * 1024, '0');
+    std::ofstream(dir.file("long.mask")) << "0 " << std::string(200, '7') << "x\n0 0\n";
+    auto errs = [&](const std::string& mask) {
+      try {
+        scenario::load_text(
+            "model: gpt2\nworkloads:\n  - seq_len: 2\n    mask: custom\n    "
+            "mask_file: " +
+                mask + "\n",
+            dir.file("t.yaml"));
+        return std::string();
+      } catch (const util::InputError& e) {
+        return std::string(e.what());
+      }
+    };
+    CHECK(errs("big.mask") == dir.file("t.yaml") +
+                                  ":5:16: mask_file big.mask is 64.00 KiB (65536 bytes), more than "
+                                  "2 x 2 values take (4.13 KiB at most); this case needs q_len x "
+                                  "kv_len = 2 x 2");
+    CHECK(errs("long.mask") == dir.file("long.mask") +
+                                   ":1:3: \"7777777777777777...\" (201 characters) is not a "
+                                   "finite number or -inf");
+  }
 }

@@ -7,12 +7,14 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
+#include "store_fixtures.h"
 
 using namespace attnprof;
 
@@ -93,6 +95,12 @@ const std::vector<std::string> tokens = {"*",
                                          "phase: decode",
                                          "level: layer",
                                          "\xff",
+                                         "\xc0\x80",          // an overlong NUL
+                                         "\xed\xa0\x80",      // a UTF-16 surrogate
+                                         "\xf4\x90\x80\x80",  // past U+10FFFF
+                                         "caf\xc3\xa9",       // UTF-8 that is fine
+                                         "\xff\xfe",          // a UTF-16 byte-order mark
+                                         "max_descheduled: ",
                                          std::string("\0", 1),
                                          "---\n",
                                          "...\n",
@@ -272,6 +280,8 @@ bool load_checked(const std::string& input, const scenario::LoadOptions& opts) {
     std::set<std::string> keys;
     for (const auto& c : suite.cases) {
       CHECK(keys.insert(c.key).second);
+      // Every name is UTF-8 (list --json prints them): a file that is not is refused instead.
+      CHECK_NOTHROW((void)nlohmann::json({c.key, c.suite, c.workload, c.model.name}).dump());
       CHECK(c.q_len >= 1);
       CHECK(c.kv_len >= c.q_len);
       CHECK(c.batch >= 1);
@@ -283,6 +293,9 @@ bool load_checked(const std::string& input, const scenario::LoadOptions& opts) {
     for (const auto& d : e.diagnostics()) {
       CHECK_FALSE(d.message.empty());
       CHECK(d.to_string().find('\n') == std::string::npos);
+      // A message names the spot; it never quotes the document (a UTF-16 file's garble).
+      CHECK(d.message.size() < 1000);
+      CHECK_NOTHROW((void)nlohmann::json(d.to_string()).dump());
     }
     return false;
   } catch (const std::exception& e) {
@@ -344,5 +357,57 @@ TEST_SUITE("scenario::loader fuzz") {
     CHECK(loaded > 0);
     CHECK(cycles > 0);
     CHECK(rejected > cycles);
+  }
+
+  TEST_CASE("mask files at random: read within the case's shape, or refused in a short message") {
+    // Values, junk and very long tokens, rows of any length, for shapes of 1..64 square: a read
+    // holds at most twice the file's bytes, a file too large for its shape is not read at all,
+    // and no message quotes more than the start of a token.
+    const long iterations = env_or("ATTNPROF_FUZZ_ITERATIONS", 3000) / 10;
+    std::mt19937_64 rng(static_cast<std::uint64_t>(env_or("ATTNPROF_FUZZ_SEED", 1)));
+    auto pick = [&](std::size_t n) {
+      return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+    };
+    const std::vector<std::string> pieces = {"0", "-inf", "+0.5", "1e-3", "nan",      "inf", "x",
+                                             " ", "\t",   "\n",   "\r\n", "-1.5e+38", "\xff"};
+    testing::TempDir dir;
+    const std::string path = dir.file("fuzz.mask");
+    long read = 0, beyond = 0, refused = 0;
+    for (long i = 0; i < iterations; ++i) {
+      const int n = 1 + static_cast<int>(pick(64));
+      std::string text;
+      if (pick(3) == 0) {  // a well-formed n x n mask, one value spoiled in half of them
+        const std::size_t spoiled = pick(2) ? pick(static_cast<std::size_t>(n) * n) : SIZE_MAX;
+        for (int r = 0; r < n; ++r, text += '\n')
+          for (int c = 0; c < n; ++c)
+            text += (c ? " " : "") +
+                    pieces[static_cast<std::size_t>(r) * n + c == spoiled ? 4 + pick(3) : pick(4)];
+      } else {
+        const std::size_t parts = pick(2) ? pick(2 * n * n + 2) : pick(20000);
+        for (std::size_t k = 0; k < parts; ++k)
+          text += pick(50) ? pieces[pick(pieces.size())] : std::string(1 + pick(5000), '7');
+      }
+      std::ofstream(path, std::ios::binary) << text;
+      try {
+        const scenario::MaskFile m = scenario::read_mask_file(path, n, n);
+        if (!m.beyond.empty()) {
+          ++beyond;
+          CHECK(m.values.empty());
+          CHECK(text.size() > static_cast<std::size_t>(n) * n * scenario::kMaskValueChars);
+        } else {
+          ++read;
+          CHECK(m.values.size() * sizeof(float) <= 2 * text.size());
+          CHECK(static_cast<std::size_t>(m.rows) * m.cols == m.values.size());
+        }
+      } catch (const util::InputError& e) {
+        ++refused;
+        for (const auto& d : e.diagnostics()) CHECK(d.message.size() < 200);
+      }
+    }
+    MESSAGE("mask fuzz: ", iterations, " files, ", read, " read, ", beyond, " too large, ", refused,
+            " refused");
+    CHECK(read > 0);
+    CHECK(beyond > 0);
+    CHECK(refused > 0);
   }
 }

@@ -6,7 +6,6 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
-#include <sched.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "harness/core/stability.h"
 #include "harness/measure/engine.h"
 #include "harness/util/error.h"
+#include "harness/util/machine.h"
 #include "worker/kernel/plugin.h"
 #include "worker/kernel/registry.h"
 #include "worker/kernel/variants/variants.h"
@@ -86,8 +86,7 @@ void add_machine_metrics(core::CaseResult& r) {
     r.metrics[core::kDescheduledMetric] = st.share;
   double load[1];
   if (getloadavg(load, 1) == 1) r.metrics[core::kLoadMetric] = load[0];
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) r.metrics[core::kCoresMetric] = CPU_COUNT(&set);
+  r.metrics[core::kCoresMetric] = util::usable_cpus();
 }
 
 void add_roofline_metrics(core::CaseResult& r) {
@@ -160,6 +159,16 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
   }
 
   const int threads = m_options.threads > 0 ? m_options.threads : c.hardware.threads;
+  // A scenario may ask for up to 4096 threads (it is checked without the machine); past this
+  // machine's bound (util/machine.h) they would only queue for its cores.
+  if (c.hardware.device == "cpu" && threads > util::max_threads()) {
+    m_result = with_status(
+        c, core::CaseStatus::skipped,
+        fmt::format("threads {}: more than {} x the {} CPUs this worker may use "
+                    "({})",
+                    threads, util::kThreadsPerCpu, util::usable_cpus(), util::max_threads()));
+    return;
+  }
   // Every case starts from the same thread count: a case that asks for none gets LibTorch's
   // default, not what the previous case set.
   at::set_num_threads(threads > 0 && c.hardware.device == "cpu" ? threads : default_threads);

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "harness/kernel/package.h"
+#include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
 
 namespace attnprof::runner {
@@ -37,29 +38,19 @@ std::uint64_t base_seed(const core::Case& c) {
 }
 
 // A custom additive mask: Sq rows of Sk whitespace-separated floats ("-inf" allowed), added to
-// the scores of every batch and head.
+// the scores of every batch and head. Read as validate reads it (scenario/mask_file.cpp), with
+// the same bounds: the file may have changed since the scenario was loaded.
 at::Tensor load_additive_mask(const core::Case& c) {
-  std::ifstream in(c.mask_file);
-  if (!in)
-    throw util::InputError(util::Diagnostic{c.mask_file, 0, 0, "cannot open custom mask file"});
-  std::vector<float> values;
-  std::string tok;
-  while (in >> tok) {
-    try {
-      values.push_back(std::stof(tok));
-    } catch (const std::exception&) {
-      throw util::InputError(util::Diagnostic{
-          c.mask_file, 0, 0,
-          fmt::format("\"{}\" is not a number (value {})", tok, values.size() + 1)});
-    }
-  }
-  const size_t want = size_t(c.q_len) * c.kv_len;
-  if (values.size() != want)
-    throw util::InputError(
-        util::Diagnostic{c.mask_file, 0, 0,
-                         fmt::format("expected {} x {} = {} values (q_len x kv_len), found {}",
-                                     c.q_len, c.kv_len, want, values.size())});
-  return at::tensor(values).view({1, 1, c.q_len, c.kv_len});
+  scenario::MaskFile m = scenario::read_mask_file(c.mask_file, c.q_len, c.kv_len);
+  if (!m.beyond.empty() || m.rows != c.q_len || m.cols != c.kv_len)
+    throw util::InputError(util::Diagnostic{
+        c.mask_file, 0, 0,
+        m.beyond.empty()
+            ? fmt::format("{} rows of {} values; the case needs q_len x kv_len = {} x {}", m.rows,
+                          m.cols, c.q_len, c.kv_len)
+            : fmt::format("{}; the case needs q_len x kv_len = {} x {}", m.beyond, c.q_len,
+                          c.kv_len)});
+  return at::tensor(m.values).view({1, 1, c.q_len, c.kv_len});
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 
+#include "harness/cli/bounds.h"
 #include "harness/cli/options.h"
 #include "harness/kernel/package.h"
 #include "harness/core/json.h"
@@ -263,7 +264,8 @@ int serve(int argc, char** argv) {
       "stdout. Started by `attnprof run` and `attnprof ab`; not meant to be run by hand."};
   Args a;
   app.add_option("--plugin", a.plugins, "Load a shared library of TORCH_LIBRARY ops");
-  app.add_option("--threads", a.runner.threads, "CPU intra-op threads (default: the case's)");
+  app.add_option("--threads", a.runner.threads, "CPU intra-op threads (default: the case's)")
+      ->check(cli::thread_bound());
   app.add_flag("--no-trace", a.no_trace, "Skip the traced pass and the cost matrix");
   app.add_flag("--require-hardware", a.runner.require_hardware,
                "Fail (not skip) cases whose hardware this machine does not match");

@@ -1,0 +1,54 @@
+// CPUs, thread bound and available memory of this machine (machine.h).
+#include "harness/util/machine.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+namespace attnprof::util {
+
+int usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+int max_threads() {
+  return kThreadsPerCpu * usable_cpus();
+}
+
+namespace {
+
+// The first number in `path` (a cgroup file), or nullopt ("max", missing, unreadable).
+std::optional<std::int64_t> number_in(const char* path) {
+  std::ifstream in(path);
+  std::int64_t v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> available_memory() {
+  std::optional<std::int64_t> out;
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") {
+      out = kib * 1024;
+      break;
+    }
+  const auto limit = number_in("/sys/fs/cgroup/memory.max");
+  const auto used = number_in("/sys/fs/cgroup/memory.current");
+  if (limit && used) {
+    const std::int64_t left = std::max<std::int64_t>(0, *limit - *used);
+    out = out ? std::min(*out, left) : left;
+  }
+  return out;
+}
+
+}  // namespace attnprof::util

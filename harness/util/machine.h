@@ -1,0 +1,25 @@
+// What attnprof may use of this machine, for the limits its inputs are checked against: the
+// CPUs this process may run on (its affinity mask, which a container or `taskset` narrows), the
+// most threads a case may ask for, and the memory it may allocate (the smaller of the memory
+// the kernel says is available and this cgroup's limit).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace attnprof::util {
+
+// CPUs in this process's affinity mask; at least 1.
+int usable_cpus();
+
+// Threads per case at most: 4 x usable_cpus(). More only queue for the cores (100000 threads
+// spent a case's whole deadline starting), while a few more than the cores is a fair question
+// (how does the kernel behave oversubscribed?).
+inline constexpr int kThreadsPerCpu = 4;
+int max_threads();
+
+// Bytes this process may still allocate: MemAvailable from /proc/meminfo, capped by the cgroup
+// (v2 memory.max less memory.current); nullopt when neither can be read.
+std::optional<std::int64_t> available_memory();
+
+}  // namespace attnprof::util
