@@ -1,4 +1,5 @@
-// attnprof export: history as JSON lines (store/portable.h), to move it between machines.
+// attnprof export: history as JSON lines (store/portable.h), to move it between machines; from a
+// damaged history, what is readable (exit 3, naming each run left out).
 #include <fmt/format.h>
 
 #include <fstream>
@@ -35,7 +36,11 @@ Action setup_export(CLI::App& sub) {
     }
     fmt::print(stderr, "exported {} runs, {} annotations, {} A/B pairs' rounds\n", s.runs,
                s.annotations, s.ab_pairs);
-    return 0;
+    if (s.unreadable.empty()) return 0;
+    // What could be read is written; the exit code says the history is not whole.
+    fmt::print(stderr, "attnprof: left out {} run(s) that cannot be read:\n", s.unreadable.size());
+    for (const auto& why : s.unreadable) fmt::print(stderr, "  {}\n", why);
+    return static_cast<int>(util::exit_environment);
   };
 }
 

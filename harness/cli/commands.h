@@ -33,6 +33,7 @@ Action setup_merge(CLI::App&);
 Action setup_prune(CLI::App&);
 Action setup_export(CLI::App&);
 Action setup_import(CLI::App&);
+Action setup_check(CLI::App&);
 Action setup_annotate(CLI::App&);
 Action setup_ab(CLI::App&);
 Action setup_report(CLI::App&);
@@ -78,6 +79,8 @@ inline std::span<const Command> commands() {
       {"import", "Read history written by export", setup_import},
       {"push", "Send runs to a fleet's PostgreSQL server (one transaction per run)", setup_push},
       {"pull", "Take a slice of a fleet's PostgreSQL server into a local history", setup_pull},
+      {"check", "Read every page of the history (--full: integrity_check); exit 3 if damaged",
+       setup_check},
       {"report", "Write a self-contained HTML report of a run or of a case's history",
        setup_report},
   };

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <thread>
 
+#include "harness/store/database_rows.h"
 #include "harness/store/schema.h"
 #include "harness/util/error.h"
 
@@ -83,9 +85,10 @@ const Layout& expected_layout(int v) {
 }
 
 // Everything a command may rely on before it changes the file or reads a row: the version
-// (check_version), every page readable (quick_check: b-trees, free list, record formats; the
-// cheap half of integrity_check), and the tables and columns of that version. One read
-// transaction, so a concurrent migration cannot show a half-made history. Returns the version.
+// (check_version) and the tables and columns of that version. One read transaction, so a
+// concurrent migration cannot show a half-made history. Reads the schema, not every page: a
+// read command costs its answer, not the file's size (check_pages reads the rest). Returns the
+// version.
 int validate(sql::Connection& db) {
   db.exec("BEGIN");
   struct Rollback {
@@ -94,13 +97,6 @@ int validate(sql::Connection& db) {
   } end{db};
   const int v = check_version(db);
   if (v == 0) return v;  // a new, empty file (check_version refused one with tables)
-  {
-    sql::Statement st(db, "PRAGMA quick_check(1)");
-    const std::string first = st.step() ? st.text(0) : "no result";
-    if (first != "ok")
-      throw util::EnvironmentError(
-          sql::describe(db.path(), SQLITE_CORRUPT, "quick_check", first.c_str()));
-  }
   const Layout have = layout_of(db);
   for (const auto& [table, columns] : expected_layout(v)) {
     auto it = have.find(table);
@@ -162,26 +158,70 @@ void set_busy_timeout(sql::Connection& db, std::chrono::milliseconds t) {
   db.check(sqlite3_busy_timeout(db.get(), static_cast<int>(t.count())), "sqlite3_busy_timeout");
 }
 
-// Version check, WAL, pragmas, migrations; returns the version the file was at.
+// Every page read: quick_check (b-trees, free list, record formats; the cheap half of
+// integrity_check) or integrity_check. Refuses a damaged file with SQLite's first complaint.
+void check_pages(sql::Connection& db, Database::Check how) {
+  const char* pragma =
+      how == Database::Check::full ? "PRAGMA integrity_check(1)" : "PRAGMA quick_check(1)";
+  sql::Statement st(db, pragma);
+  const std::string first = st.step() ? st.text(0) : "no result";
+  if (first != "ok")
+    throw util::EnvironmentError(sql::describe(
+        db.path(), SQLITE_CORRUPT, how == Database::Check::full ? "integrity_check" : "quick_check",
+        first.c_str()));
+}
+
+// Every stored environment's fields readable: a run written against a damaged one could not be
+// read back, so a writer refuses such a history (there are few environments: this is cheap).
+void check_environments(sql::Connection& db) {
+  sql::Statement st(db, "SELECT fingerprint, fields FROM environments ORDER BY fingerprint");
+  while (st.step()) environment_fields(db, st.text(0), st.text(1));
+}
+
+// Version check, pragmas, migrations (after checking every page of the file they change);
+// returns the version the file was at. The switch to WAL waits for the first write
+// (Database::require_writable).
 int setup_read_write(sql::Connection& db) {
   const int v = validate(db);
   db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
-  // Migrations before the switch to WAL: one that fails (a file whose tables its version does
-  // not explain) rolls back and leaves the file as it was, journal mode included.
+  if (v > 0 && v < schema::current_version) check_pages(db, Database::Check::quick);
   migrate(db);
-  // WAL: readers never block the writer and a killed writer leaves only an uncommitted WAL
-  // tail, which the next open discards. synchronous=NORMAL keeps that guarantee for process
-  // crashes (a power cut may lose the last commits, never consistency).
-  {
-    sql::Statement wal(db, "PRAGMA journal_mode = WAL");
-    std::string got = wal.step() ? wal.text(0) : "";
-    if (got != "wal")
-      throw util::EnvironmentError(
-          fmt::format("{}: cannot switch to WAL journal mode (got \"{}\"); is it on a network "
-                      "file system? Use a local disk",
-                      db.path(), got));
-  }
+  check_environments(db);
   return v;
+}
+
+// Runs `fn` again while SQLite answers BUSY, until `timeout` has passed. Switching a file to WAL
+// needs a moment of exclusive access, and SQLite answers BUSY at once there (and during WAL
+// recovery) instead of calling the busy handler.
+template <class Fn>
+auto retry_busy(std::chrono::milliseconds timeout, Fn&& fn) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    try {
+      return fn();
+    } catch (const sql::BusyError&) {
+      if (std::chrono::steady_clock::now() >= deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+}
+
+// WAL: readers never block the writer and a killed writer leaves only an uncommitted WAL tail,
+// which the next open discards. synchronous=NORMAL keeps that guarantee for process crashes (a
+// power cut may lose the last commits, never consistency). A file that was there is switched
+// before its first write, not at open: a command that fails first leaves the journal mode as it
+// was. A file this open creates is switched at once: another connection's hold on it (WAL keeps
+// a shared lock) is then what stops a failed command from removing it (~Database).
+void switch_to_wal(sql::Connection& db, std::chrono::milliseconds timeout) {
+  const std::string got = retry_busy(timeout, [&] {
+    sql::Statement wal(db, "PRAGMA journal_mode = WAL");
+    return wal.step() ? wal.text(0) : std::string();
+  });
+  if (got != "wal")
+    throw util::EnvironmentError(
+        fmt::format("{}: cannot switch to WAL journal mode (got \"{}\"); is it on a network "
+                    "file system? Use a local disk",
+                    db.path(), got));
 }
 
 }  // namespace
@@ -285,6 +325,73 @@ struct Beside {
 
 }  // namespace
 
+namespace {
+
+// SQLite's URI for a path ("file:/a/b%3F.db?immutable=1"): the characters a URI gives a
+// meaning escaped.
+std::string uri_of(const std::string& path, const char* query) {
+  std::string out = "file:";
+  for (unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20)
+      out += fmt::format("%{:02X}", c);
+    else
+      out += static_cast<char>(c);
+  }
+  return out + "?" + query;
+}
+
+bool has_frames(const std::string& wal) {
+  std::error_code ec;
+  return std::filesystem::file_size(wal, ec) > 0 && !ec;
+}
+
+// A WAL-mode file can be read only by writing a -shm beside it. Where the folder cannot be
+// written (read-only media, or another user's folder), no -shm is there (no process has the
+// file open in WAL mode) and no -wal holds commits, the file alone is the history: SQLite reads
+// it immutable, without the -shm. A -wal with commits cannot be read that way (immutable skips
+// it): refused, saying so, instead of SQLite's "unable to open" that blames the folder.
+bool read_immutable(const std::string& path) {
+  unsigned char header[20] = {};
+  std::ifstream(path, std::ios::binary).read(reinterpret_cast<char*>(header), sizeof header);
+  if (header[18] != 2) return false;  // a rollback-journal file reads without writing beside it
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (access(folder.empty() ? "." : folder.c_str(), W_OK) == 0 || exists(path + "-shm"))
+    return false;
+  if (has_frames(path + "-wal"))
+    throw util::EnvironmentError(fmt::format(
+        "{}: its -wal holds commits not yet in the database file, and SQLite can read them only "
+        "by writing {}-shm, which this folder does not allow (read-only media?); copy {} and "
+        "{}-wal to a writable folder and pass that --db",
+        path, path, path, path));
+  return true;
+}
+
+}  // namespace
+
+Database Database::open_read_only(const std::string& path, Options options) {
+  sql::Connection db = read_immutable(path)
+                           ? sql::Connection(uri_of(path, "immutable=1"),
+                                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path)
+                           : sql::Connection(path, SQLITE_OPEN_READONLY);
+  set_busy_timeout(db, options.busy_timeout);
+  const int v = validate(db);
+  if (v == schema::current_version) {
+    db.exec("PRAGMA foreign_keys = ON");
+    return Database(std::move(db), Mode::read_only, v, {}, options);
+  }
+  // Queries on an older (or an empty) file: migrate a private copy in memory, never the file.
+  if (v > 0) check_pages(db, Check::quick);
+  sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path);
+  sqlite3_backup* b = sqlite3_backup_init(mem.get(), "main", db.get(), "main");
+  if (!b) mem.fail(sqlite3_errcode(mem.get()), "sqlite3_backup_init");
+  int rc = sqlite3_backup_step(b, -1);
+  sqlite3_backup_finish(b);
+  if (rc != SQLITE_DONE) db.fail(rc, "sqlite3_backup_step");
+  mem.exec("PRAGMA foreign_keys = ON");
+  migrate(mem);
+  return Database(std::move(mem), Mode::read_only, v, {}, options);
+}
+
 Database Database::open(const std::string& path, Mode mode, Options options) {
   const Found found = inspect(path);
   if (mode == Mode::read_only && found == Found::nothing)
@@ -293,25 +400,7 @@ Database Database::open(const std::string& path, Mode mode, Options options) {
   const Beside beside(path, found);
   std::optional<sql::Connection> db;
   try {
-    if (mode == Mode::read_only) {
-      db.emplace(path, SQLITE_OPEN_READONLY);
-      set_busy_timeout(*db, options.busy_timeout);
-      const int v = validate(*db);
-      if (v < schema::current_version) {
-        // Queries on an older file: migrate a private copy in memory, never the file.
-        sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path);
-        sqlite3_backup* b = sqlite3_backup_init(mem.get(), "main", db->get(), "main");
-        if (!b) mem.fail(sqlite3_errcode(mem.get()), "sqlite3_backup_init");
-        int rc = sqlite3_backup_step(b, -1);
-        sqlite3_backup_finish(b);
-        if (rc != SQLITE_DONE) db->fail(rc, "sqlite3_backup_step");
-        mem.exec("PRAGMA foreign_keys = ON");
-        migrate(mem);
-        return Database(std::move(mem), mode, v, {});
-      }
-      db->exec("PRAGMA foreign_keys = ON");
-      return Database(std::move(*db), mode, v, {});
-    }
+    if (mode == Mode::read_only) return open_read_only(path, options);
     db.emplace(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     if (sqlite3_db_readonly(db->get(), "main") == 1)
       throw util::EnvironmentError(fmt::format(
@@ -319,23 +408,17 @@ Database Database::open(const std::string& path, Mode mode, Options options) {
           "writable --db",
           path));
     set_busy_timeout(*db, options.busy_timeout);
-    // Switching a new file to WAL needs a moment of exclusive access, and SQLite answers BUSY
-    // at once there (and during WAL recovery) instead of calling the busy handler: when several
-    // writers open a new file together, retry the setup until the busy timeout has passed.
-    const auto deadline = std::chrono::steady_clock::now() + options.busy_timeout;
-    int v = 0;
-    for (;;) {
-      try {
-        v = setup_read_write(*db);
-        break;
-      } catch (const sql::BusyError&) {
-        if (std::chrono::steady_clock::now() >= deadline) throw;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-    }
+    // WAL recovery after a killed writer answers BUSY at once; so does a new file's schema when
+    // several writers create it together.
+    const int v = retry_busy(options.busy_timeout, [&] { return setup_read_write(*db); });
     Created created;
-    if (found != Found::file) created = {path, found == Found::nothing, std::uncaught_exceptions()};
-    return Database(std::move(*db), mode, v, std::move(created));
+    if (found != Found::file) {
+      switch_to_wal(*db, options.busy_timeout);
+      created = {path, found == Found::nothing, std::uncaught_exceptions()};
+    }
+    Database out(std::move(*db), mode, v, std::move(created), options);
+    out.m_wal = found != Found::file;
+    return out;
   } catch (const sql::BusyError&) {
     throw;  // another process has the file open: whatever is beside it is that process's
   } catch (...) {
@@ -343,6 +426,11 @@ Database Database::open(const std::string& path, Mode mode, Options options) {
     beside.remove_added(mode == Mode::read_write);
     throw;
   }
+}
+
+void Database::check(Check how) {
+  check_pages(m_db, how);
+  check_environments(m_db);
 }
 
 Database::~Database() {
@@ -374,9 +462,13 @@ Database::~Database() {
   ok("ROLLBACK");
 }
 
-void Database::require_writable(const char* what) const {
+void Database::require_writable(const char* what) {
   if (m_mode == Mode::read_only)
     throw util::EnvironmentError(fmt::format("{}: opened read-only; cannot {}", m_db.path(), what));
+  // Inside a transaction (an import's) SQLite cannot switch: the next write outside one does.
+  if (m_wal || sqlite3_get_autocommit(m_db.get()) == 0) return;
+  switch_to_wal(m_db, m_options.busy_timeout);
+  m_wal = true;
 }
 
 }  // namespace attnprof::store

@@ -1,7 +1,8 @@
-// The history database: one SQLite file (WAL, busy timeout, versioned schema) holding every run
-// with its environment, cases, samples, summaries, metrics and cost rows, plus gate verdicts and
-// annotations. Errors from SQLite become util::EnvironmentError "<path>: <what, what to do>"
-// (exit 3); a corrupt, locked, read-only or newer-schema file is reported and never modified.
+// The history database: one SQLite file (WAL once written, busy timeout, versioned schema)
+// holding every run with its environment, cases, samples, summaries, metrics and cost rows,
+// plus gate verdicts and annotations. Errors from SQLite become util::EnvironmentError "<path>:
+// <what, what to do>" (exit 3); a locked, read-only or newer-schema file is reported and never
+// modified. Opening reads what it checks, never the whole file: check() does that.
 #pragma once
 
 #include <chrono>
@@ -82,10 +83,16 @@ class Database {
   // The one way every command opens a history. Refused with util::EnvironmentError (exit 3)
   // and left as it was, byte for byte, with no -wal or -shm added: an existing file that is not
   // an attnprof database (only a missing path or an empty file becomes a new history), a
-  // directory, a symlink loop, a file that fails PRAGMA quick_check, a schema version that is
-  // negative, newer than ours, or whose tables do not match it. Nothing is written before that.
-  // read_write then switches to WAL and migrates an older schema in place; read_only never
-  // writes the file: an older schema is migrated in a private in-memory copy.
+  // directory, a symlink loop, a schema version that is negative, newer than ours, or whose
+  // tables do not match it; before a migration, a file that fails PRAGMA quick_check. Nothing
+  // is written before that. Open reads the header, the schema and (read_write) the stored
+  // environments, not every page: damage elsewhere surfaces as SQLite's error when a read
+  // reaches it, named like the refusals (exit 3), and check() looks for it on purpose.
+  // read_write migrates an older schema in place and refuses a history with a damaged
+  // environment row (new runs would be written against it); the switch to WAL waits for the
+  // first write, so a command that fails before writing leaves the journal mode as it was.
+  // read_only never writes the file: an older schema is migrated in a private in-memory copy;
+  // a WAL-mode file in a folder it cannot write (read-only media) is opened immutable.
   static Database open(const std::string& path, Mode mode = Mode::read_write);
   static Database open(const std::string& path, Mode mode, Options options);
 
@@ -97,6 +104,14 @@ class Database {
   ~Database();
 
   const std::string& path() const { return m_db.path(); }
+
+  // The whole-file check that open leaves out (it reads every page, so it costs the file's size,
+  // not an answer's): PRAGMA quick_check (b-trees, free list, record formats) or, with full,
+  // integrity_check (indexes against their tables too), then every stored environment's fields.
+  // util::EnvironmentError "<path>: damaged (...)" with SQLite's first message. merge runs it on
+  // every input; `attnprof check` on --db.
+  enum class Check { quick, full };
+  void check(Check how = Check::quick);
   int opened_at_version() const { return m_opened_at_version; }  // before any migration
 
   // One transaction (BEGIN IMMEDIATE): a crash or kill -9 leaves no partial run. Assigns an id
@@ -154,12 +169,15 @@ class Database {
     bool was_missing = false;
     int uncaught_at_open = 0;
   };
-  Database(sql::Connection db, Mode mode, int opened_at, Created created)
+  Database(sql::Connection db, Mode mode, int opened_at, Created created, Options options)
       : m_db(std::move(db)),
         m_mode(mode),
         m_opened_at_version(opened_at),
-        m_created(std::move(created)) {}
-  void require_writable(const char* what) const;
+        m_created(std::move(created)),
+        m_options(options) {}
+  static Database open_read_only(const std::string& path, Options options);
+  // Refuses a read-only Database; before the first write, switches the file to WAL.
+  void require_writable(const char* what);
   void insert_environment(const core::Environment& env);
   void insert_case(const std::string& run_id, const core::CaseResult& cr);
   std::optional<std::string> resolve(const std::string& ref);
@@ -169,6 +187,8 @@ class Database {
   int m_opened_at_version = 0;
   std::function<void()> m_before_commit;
   Created m_created;
+  Options m_options;
+  bool m_wal = false;  // switched to WAL (require_writable)
 };
 
 std::string new_run_id();

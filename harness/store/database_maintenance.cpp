@@ -45,6 +45,7 @@ MergeStats Database::merge_from(const std::string& other_path) {
   require_writable("merge into it");
   MergeStats stats;
   Database other = open(other_path, Mode::read_only);
+  other.check();  // every page of what comes in, before any of it is written here
   const auto runs = other.list_runs();
   for (const auto& info : runs) {
     if (has_run(info.id)) {

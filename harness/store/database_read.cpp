@@ -67,6 +67,14 @@ auto from_stored_json(const sql::Connection& db, std::string_view table, std::st
 
 }  // namespace
 
+std::map<std::string, std::string> environment_fields(const sql::Connection& db,
+                                                      std::string_view fingerprint,
+                                                      std::string_view fields) {
+  return from_stored_json(
+      db, "environments", fmt::format("fingerprint {}", fingerprint), "fields",
+      [&] { return json::parse(fields).get<std::map<std::string, std::string>>(); });
+}
+
 std::optional<std::string> Database::latest_incomplete_run() {
   sql::Statement st(m_db,
                     "SELECT id FROM runs WHERE status = 'incomplete' "
@@ -152,9 +160,7 @@ core::Run run_header(const RunInfo& info) {
 void read_environment(sql::Connection& db, const std::string& fingerprint, core::Run& run) {
   sql::Statement st(db, "SELECT fields FROM environments WHERE fingerprint = ?");
   if (st.bind(1, fingerprint).step())
-    run.env.fields = from_stored_json(
-        db, "environments", fmt::format("fingerprint {}", fingerprint), "fields",
-        [&] { return json::parse(st.text(0)).get<std::map<std::string, std::string>>(); });
+    run.env.fields = environment_fields(db, fingerprint, st.text(0));
 }
 
 CaseIndex read_cases(sql::Connection& db, core::Run& run) {

@@ -1,5 +1,10 @@
-// What the database_*.cpp files share to read a runs row into a RunInfo (not for other stages).
+// What the database_*.cpp files share to read stored rows (not for other stages): a runs row
+// into a RunInfo, and a JSON column whose damage names the database, table, row and column.
 #pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
 
 #include "harness/store/database.h"
 #include "harness/store/sqlite.h"
@@ -10,5 +15,11 @@ namespace attnprof::store {
 extern const char* const kRunColumns;
 
 RunInfo read_run_info(const sql::Statement& st);
+
+// An environments row's fields column read back; util::EnvironmentError "<path>: table
+// environments, fingerprint F: column fields cannot be read (...)" when it is damaged.
+std::map<std::string, std::string> environment_fields(const sql::Connection& db,
+                                                      std::string_view fingerprint,
+                                                      std::string_view fields);
 
 }  // namespace attnprof::store

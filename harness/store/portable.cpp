@@ -10,6 +10,7 @@
 #include <ostream>
 #include <vector>
 
+#include "harness/store/render.h"
 #include "harness/store/serialize.h"
 #include "harness/util/error.h"
 
@@ -206,9 +207,31 @@ std::vector<Record> read_records(std::istream& in, ImportSpot& at) {
   return records;
 }
 
-void write_record(Database& db, const Record& r, PortableStats& stats) {
+// What tells two runs apart at a glance.
+std::string key_fields(const core::Run& r) {
+  return fmt::format("commit {}, branch {}, started {}, status {}, {} cases, environment {}",
+                     r.git_commit.substr(0, 12), r.git_branch.empty() ? "-" : r.git_branch,
+                     format_time(r.started_ns), r.status, r.cases.size(),
+                     r.env.fingerprint().substr(0, 12));
+}
+
+// A run id already stored: the same content is already present (importing twice is harmless);
+// other content under that id is two runs claiming one id, and neither may silently win.
+void check_same_run(Database& db, const core::Run& incoming, const ImportSpot& at) {
+  const core::Run stored = *db.load_run(incoming.id);
+  const json have = store::to_json(stored), got = store::to_json(incoming);
+  if (have == got) return;
+  throw at.error(fmt::format(
+      "run {} is already stored with other content (stored: {}; this line: {}; first difference "
+      "at {}): import it into another history, or remove one of the two",
+      incoming.id, key_fields(stored), key_fields(incoming),
+      json::diff(have, got).at(0).at("path").get<std::string>()));
+}
+
+void write_record(Database& db, const Record& r, PortableStats& stats, const ImportSpot& at) {
   if (r.run) {
     if (db.has_run(r.run->id)) {
+      check_same_run(db, *r.run, at);
       ++stats.runs_skipped;
     } else {
       db.write_run(*r.run);
@@ -246,7 +269,17 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
              .dump()
       << "\n";
   for (const auto& info : runs) {
-    json line = {{"run", to_json(*db.load_run(info.id))}};
+    std::optional<core::Run> run;
+    try {
+      run = db.load_run(info.id);
+    } catch (const sql::BusyError&) {
+      throw;
+    } catch (const util::EnvironmentError& e) {
+      // A damaged row or page: what else is there is still worth having.
+      stats.unreadable.push_back(e.what());
+      continue;
+    }
+    json line = {{"run", to_json(*run)}};
     json vs = json::array();
     for (const auto& v : db.verdicts(info.id)) vs.push_back(to_json(v));
     if (!vs.empty()) line["verdicts"] = vs;
@@ -287,7 +320,7 @@ PortableStats import_jsonl(Database& db, std::istream& in, const std::string& so
   for (const Record& r : records) {
     at.line = r.line;
     try {
-      write_record(db, r, stats);
+      write_record(db, r, stats, at);
     } catch (const util::InputError& e) {
       if (e.diagnostics().size() == 1 && e.diagnostics()[0].file == source) throw;
       throw at.error(e.what());

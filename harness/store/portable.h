@@ -9,6 +9,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "harness/store/database.h"
 
@@ -16,12 +17,17 @@ namespace attnprof::store {
 
 struct PortableStats {
   int runs = 0, runs_skipped = 0, annotations = 0;
-  int ab_pairs = 0;          // A/B pairs whose rounds were written
-  int ab_pairs_skipped = 0;  // import: rounds of a pair none of whose runs is stored
+  int ab_pairs = 0;                     // A/B pairs whose rounds were written
+  int ab_pairs_skipped = 0;             // import: rounds of a pair none of whose runs is stored
+  std::vector<std::string> unreadable;  // export: why each run it left out cannot be read
 };
 
+// A run that cannot be read back (a damaged row or page) is left out and named in
+// `unreadable`; everything readable is written.
 PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& filter = {});
 // `source` names the input in messages: "<source>:<line>: <what is wrong>" (util::InputError).
+// A run whose id is stored with other content is a conflict: util::InputError naming both
+// contents' key fields, and nothing is imported.
 PortableStats import_jsonl(Database& db, std::istream& in, const std::string& source);
 
 }  // namespace attnprof::store

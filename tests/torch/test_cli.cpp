@@ -382,6 +382,56 @@ TEST_SUITE("cli") {
     }
   }
 
+  TEST_CASE("check reads every page; a failed command leaves the journal mode; damaged rows") {
+    TempDir d;
+    d.write("tiny.yaml", kTinySuite);
+    REQUIRE(attnprof(d.path, "run tiny.yaml --db h.db").rc == 0);
+    Result ok = attnprof(d.path, "check --db h.db");
+    CHECK(ok.rc == 0);
+    CHECK(ok.out.starts_with("h.db: ok (quick_check found no damage; schema version "));
+    CHECK(ok.out.ends_with(", 1 runs)\n"));
+    CHECK(attnprof(d.path, "check --full --db h.db").out.starts_with("h.db: ok (integrity_check"));
+
+    // A delete-journal history stays one through a compare that fails.
+    REQUIRE(shell_in(d.path, "sqlite3 h.db 'PRAGMA journal_mode = DELETE'").out == "delete\n");
+    const std::string before = d.read("h.db");
+    Result bad = attnprof(d.path, "compare --db h.db --baseline nosuch.yaml");
+    CHECK(bad.rc == 2);
+    CHECK(d.read("h.db") == before);
+    CHECK_FALSE(fs::exists(d.path / "h.db-wal"));
+
+    // One damaged environment row: export writes what it can and says what it left out; every
+    // writer refuses the file, naming it.
+    REQUIRE(shell_in(d.path, "sqlite3 h.db \"UPDATE environments SET fields = 'x'\"").rc == 0);
+    const std::string fp =
+        shell_in(d.path, "sqlite3 h.db 'SELECT fingerprint FROM environments'").out;
+    const std::string damaged =
+        "h.db: table environments, fingerprint " + fp.substr(0, fp.size() - 1) +
+        ": column fields cannot be read (parse error at line 1, column 1: syntax error while "
+        "parsing value - invalid literal; last read: 'x'); the history is damaged: restore it "
+        "from a backup, or export what is readable and import it into a new one";
+    Result exp = attnprof(d.path, "export --db h.db -o out.jsonl");
+    CHECK(exp.rc == 3);
+    CHECK(exp.out ==
+          "exported 0 runs, 0 annotations, 0 A/B pairs' rounds\n"
+          "attnprof: left out 1 run(s) that cannot be read:\n  " +
+              damaged + "\n");
+    CHECK(d.read("out.jsonl") == "{\"format\":\"attnprof-history\",\"version\":1}\n");
+    const std::string damaged_before = d.read("h.db");
+    for (const char* args :
+         {"run tiny.yaml --db h.db", "import out.jsonl --db h.db", "prune --keep-last 0 --db h.db",
+          "annotate accept --case '*' --reason r --author a --db h.db"}) {
+      CAPTURE(args);
+      Result w = attnprof(d.path, args);
+      CHECK(w.rc == 3);
+      CHECK(w.out == "attnprof: " + damaged + "\n");
+    }
+    CHECK(d.read("h.db") == damaged_before);
+    Result c = attnprof(d.path, "check --db h.db");
+    CHECK(c.rc == 3);
+    CHECK(c.out == "attnprof: " + damaged + "\n");
+  }
+
   TEST_CASE("import: a damaged export names line and field, and leaves no new database") {
     TempDir d;
     d.write("v.jsonl", "{\"format\":\"attnprof-history\",\"version\":1.5}\n");

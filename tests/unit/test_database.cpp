@@ -1,19 +1,28 @@
 // store::Database: runs, annotations and verdicts round-trip; prune and merge; damaged,
 // foreign or locked files refused untouched; concurrent writers and kill -9 lose no run.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "harness/store/database.h"
+#include "harness/store/history.h"
+#include "harness/store/portable.h"
 #include "harness/store/schema.h"
 #include "harness/util/error.h"
 #include "store_fixtures.h"
@@ -54,6 +63,64 @@ std::string error_of(auto&& fn) {
     return std::string("input: ") + e.what();
   }
   return "no error";
+}
+
+void write_file(const char* path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+// Runs fn in a child process that sees `folder` as read-only media: a read-only bind mount in a
+// user and mount namespace of its own, which needs no privileges (and where root's permission
+// bypass does not help: writes fail with EROFS). Returns what fn returned, or why the child could
+// not set the mount up.
+std::string on_read_only_media(const std::string& folder, const std::function<std::string()>& fn) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const uid_t uid = geteuid();
+  const gid_t gid = getegid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string out;
+    struct statvfs vfs {};
+    statvfs(folder.c_str(), &vfs);
+    // A remount must keep the flags the parent's mount locks (nosuid, nodev, noexec).
+    unsigned long keep = 0;
+    if (vfs.f_flag & ST_NOSUID) keep |= MS_NOSUID;
+    if (vfs.f_flag & ST_NODEV) keep |= MS_NODEV;
+    if (vfs.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+      out = std::string("unshare: ") + std::strerror(errno);
+    } else {
+      write_file("/proc/self/setgroups", "deny");
+      write_file("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
+      write_file("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+      if (mount(folder.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+          mount(nullptr, folder.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep,
+                nullptr) != 0)
+        out = std::string("mount: ") + std::strerror(errno);
+      else
+        try {
+          out = fn();
+        } catch (const std::exception& e) {
+          out = e.what();
+        }
+    }
+    for (std::size_t at = 0; at < out.size();) {
+      const ssize_t n = write(fds[1], out.data() + at, out.size() - at);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return got;
 }
 
 }  // namespace
@@ -442,8 +509,7 @@ TEST_SUITE("store::Database") {
     CHECK(read_bytes(q) == before);
   }
 
-  TEST_CASE(
-      "a corrupt rollback-journal database is refused by every mode before WAL or any write") {
+  TEST_CASE("a corrupt page: open reads past it and changes nothing; check() names the damage") {
     TempDir dir;
     const std::string p = dir.file("h.db");
     {
@@ -457,17 +523,116 @@ TEST_SUITE("store::Database") {
       for (int i = 0; i < 4096; ++i) f.put('\x5a');
     }
     const std::string before = read_bytes(p);
+    // Open reads the header and the schema, not every page: a read command costs its answer.
     for (auto mode : {Database::Mode::read_write, Database::Mode::read_only}) {
-      const std::string err = error_of([&] { Database::open(p, mode); });
-      CHECK_MESSAGE(err.starts_with(p + ": not a valid attnprof database or corrupt ("), err);
-      CHECK_MESSAGE(err.ends_with("it was left untouched: restore it from a backup or pass "
-                                  "another --db"),
-                    err);
+      auto db = Database::open(p, mode);
+      for (auto how : {Database::Check::quick, Database::Check::full}) {
+        const std::string err = error_of([&] { db.check(how); });
+        CHECK_MESSAGE(err.starts_with(p + ": not a valid attnprof database or corrupt (*** in "
+                                          "database main *** "),
+                      err);
+        CHECK_MESSAGE(err.ends_with("it was left untouched: restore it from a backup or pass "
+                                    "another --db"),
+                      err);
+      }
+      // The reads that reach the page end in SQLite's error, named; the others answer.
+      int damaged = 0;
+      for (const auto& r : db.list_runs()) {
+        const std::string err = error_of([&] { db.load_run(r.id); });
+        if (err == "no error") continue;
+        ++damaged;
+        CHECK_MESSAGE(err.starts_with(p + ": not a valid attnprof database or corrupt ("), err);
+      }
+      CHECK(damaged > 0);
     }
-    CHECK(read_bytes(p) == before);  // byte 18-19 still say rollback journal: no WAL switch
+    CHECK(read_bytes(p) == before);  // bytes 18-19 still say rollback journal: no WAL switch
     CHECK_FALSE(std::filesystem::exists(p + "-wal"));
     CHECK_FALSE(std::filesystem::exists(p + "-shm"));
     CHECK_FALSE(std::filesystem::exists(p + "-journal"));
+  }
+
+  TEST_CASE("check() passes a sound history and the merge of one") {
+    TempDir dir;
+    const std::string a = dir.file("a.db");
+    Database::open(a).write_run(make_run("c", 1));
+    auto db = Database::open(a, Database::Mode::read_only);
+    CHECK(error_of([&] { db.check(); }) == "no error");
+    CHECK(error_of([&] { db.check(Database::Check::full); }) == "no error");
+    CHECK(Database::open(dir.file("out.db")).merge_from(a).runs_added == 1);
+  }
+
+  TEST_CASE("merge checks every page of what it takes in before writing any of it") {
+    TempDir dir;
+    const std::string in = dir.file("in.db");
+    {
+      auto db = Database::open(in);
+      for (int i = 0; i < 4; ++i) db.write_run(make_run("c", i, 4, 2000));
+    }
+    {
+      std::fstream f(in, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(in) - 4096));
+      for (int i = 0; i < 4096; ++i) f.put('\x5a');
+    }
+    const std::string out = dir.file("out.db");
+    auto db = Database::open(out);
+    db.write_run(make_run("kept", 100));
+    const std::string err = error_of([&] { db.merge_from(in); });
+    CHECK_MESSAGE(err.starts_with(in + ": not a valid attnprof database or corrupt (*** in "
+                                       "database main *** "),
+                  err);
+    CHECK(db.list_runs().size() == 1);
+  }
+
+  TEST_CASE("a command that fails before writing leaves the journal mode as it was") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    {
+      auto db = Database::open(p);
+      db.write_run(make_run("c", 1));
+      db.connection().exec("PRAGMA journal_mode = DELETE");
+    }
+    const std::string before = read_bytes(p);
+    REQUIRE(before[18] == 1);  // rollback journal
+    try {
+      auto db = Database::open(p);
+      db.load_run("latest");
+      throw util::InputError(util::Diagnostic{"x", 0, 0, "the command failed"});
+    } catch (const util::InputError&) {
+    }
+    CHECK(read_bytes(p) == before);
+    CHECK_FALSE(std::filesystem::exists(p + "-wal"));
+    // The first write switches to WAL, as every history attnprof writes is.
+    Database::open(p).write_run(make_run("d", 2));
+    CHECK(read_bytes(p)[18] == 2);
+  }
+
+  TEST_CASE("one damaged environments row: every writer refuses the file, readers read the rest") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    std::string good, bad;
+    {
+      auto db = Database::open(p);
+      good = db.write_run(make_run("c", 1));
+      auto other = make_run("d", 2);
+      other.env = testing::cpu_env("Other CPU");
+      bad = db.write_run(other);
+      db.connection().exec("UPDATE environments SET fields = '[1,2' WHERE fingerprint = '" +
+                           other.env.fingerprint() + "'");
+    }
+    const std::string before = read_bytes(p);
+    const std::string fingerprint =
+        Database::open(p, Database::Mode::read_only).find_run(bad)->env_fingerprint;
+    const std::string damaged =
+        p + ": table environments, fingerprint " + fingerprint +
+        ": column fields cannot be read (parse error at line 1, column 5: syntax error while "
+        "parsing array - unexpected end of input; expected ']'); the history is damaged: restore "
+        "it from a backup, or export what is readable and import it into a new one";
+    CHECK(error_of([&] { Database::open(p); }) == damaged);
+    CHECK(read_bytes(p) == before);
+    auto ro = Database::open(p, Database::Mode::read_only);
+    CHECK(ro.load_run(good)->cases.size() == 2);
+    CHECK(error_of([&] { ro.load_run(bad); }) == damaged);
+    CHECK(error_of([&] { ro.check(); }) == damaged);
   }
 
   TEST_CASE("a refused WAL-mode file gets no -wal or -shm beside it") {
@@ -628,6 +793,57 @@ TEST_SUITE("store::Database") {
     CHECK(ro.load_run("latest"));
     CHECK(error_of([&] { ro.write_run(make_run("d", 2)); }) ==
           p + ": opened read-only; cannot write a run");
+  }
+
+  TEST_CASE("a WAL-mode history on read-only media is readable; a -wal with commits is named") {
+    TempDir dir;
+    const std::string folder = dir.file("media");
+    std::filesystem::create_directory(folder);
+    const std::string p = folder + "/h.db";
+    {
+      auto db = Database::open(p);
+      db.write_run(make_run("c", 1));
+      db.write_run(make_run("d", 2));
+    }
+    REQUIRE(read_bytes(p)[18] == 2);  // WAL, as attnprof writes
+    REQUIRE_FALSE(std::filesystem::exists(p + "-wal"));
+    const std::string before = read_bytes(p);
+    // What history, show, export and compare --no-record read.
+    CHECK(on_read_only_media(folder, [&] {
+            auto db = Database::open(p, Database::Mode::read_only);
+            std::ostringstream out;
+            const auto s = store::export_jsonl(db, out);
+            return fmt::format("{} runs, latest {}, {} history rows, {} exported",
+                               db.list_runs().size(), db.load_run("latest")->git_commit,
+                               store::history(db, {}).size(), s.runs);
+          }) == "2 runs, latest d, 4 history rows, 2 exported");
+    CHECK(on_read_only_media(folder, [&] { return error_of([&] { Database::open(p); }); }) ==
+          p + ": database is read-only; check the file's and its folder's permissions, or "
+              "pass a writable --db");
+    CHECK(read_bytes(p) == before);
+    CHECK_FALSE(std::filesystem::exists(p + "-shm"));
+
+    // Commits still in a -wal (a copy taken while a writer had the file open): SQLite can read
+    // them only by writing a -shm.
+    const std::string q = folder + "/open.db";
+    {
+      auto db = Database::open(dir.file("live.db"));
+      db.write_run(make_run("c", 1));
+      std::filesystem::copy_file(dir.file("live.db"), q);
+      std::filesystem::copy_file(dir.file("live.db-wal"), q + "-wal");
+    }
+    CHECK(on_read_only_media(
+              folder,
+              [&] { return error_of([&] { Database::open(q, Database::Mode::read_only); }); }) ==
+          q +
+              ": its -wal holds commits not yet in the database file, and SQLite can read "
+              "them only by writing " +
+              q +
+              "-shm, which this folder does not allow "
+              "(read-only media?); copy " +
+              q + " and " + q +
+              "-wal to a writable folder "
+              "and pass that --db");
   }
 
   TEST_CASE("a file without write permission is reported as read-only") {

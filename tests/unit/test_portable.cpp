@@ -127,9 +127,10 @@ TEST_SUITE("store::portable") {
     const std::string round =
         "{\"case\":\"k\",\"round\":0,\"base_first\":true,\"base_ns\":0,\"head_ns\":5,"
         "\"base_n\":1,\"head_n\":1,\"at_ns\":0}";
-    CHECK(import_error(db, head + "{\"ab_rounds\":{\"pair\":\"p\",\"rounds\":[" + round + "]}}\n") ==
-          "in.jsonl:2: field \"ab_rounds.rounds[0].base_ns\": a batch median must be above 0, "
-          "got 0");
+    CHECK(
+        import_error(db, head + "{\"ab_rounds\":{\"pair\":\"p\",\"rounds\":[" + round + "]}}\n") ==
+        "in.jsonl:2: field \"ab_rounds.rounds[0].base_ns\": a batch median must be above 0, "
+        "got 0");
   }
 
   TEST_CASE("export takes a run filter: one branch only") {
@@ -227,5 +228,70 @@ TEST_SUITE("store::portable") {
     CHECK(db.list_runs().empty());
     CHECK(import_error(db, out.str()) == "no error");
     CHECK(db.list_runs().size() == 2);
+  }
+}
+
+TEST_SUITE("store::portable conflicts and damage") {
+  TEST_CASE("a run id stored with other content is a conflict: both sides named, exit 2") {
+    TempDir dir;
+    core::Run run = make_run("c1", 1'764'000'000'000'000'000, 2, 5);
+    run.id = "11111111-1111-4111-8111-111111111111";
+    auto src = Database::open(dir.file("a.db"));
+    src.write_run(run);
+    std::stringstream buf;
+    store::export_jsonl(src, buf);
+    const std::string text = buf.str();
+
+    core::Run other = run;  // another run that took the same id
+    other.git_commit = "d2";
+    other.cases[1].samples[3].ns += 1;
+    auto dst = Database::open(dir.file("b.db"));
+    dst.write_run(other);
+    dst.write_run(make_run("kept", 5));
+    CHECK(import_error(dst, text) ==
+          "in.jsonl:2: run 11111111-1111-4111-8111-111111111111 is already stored with other "
+          "content (stored: commit d2, branch main, started 2025-11-24T16:00:00Z, status "
+          "complete, 2 cases, environment " +
+              run.env.fingerprint().substr(0, 12) +
+              "; this line: commit c1, branch main, started 2025-11-24T16:00:00Z, status "
+              "complete, 2 cases, environment " +
+              run.env.fingerprint().substr(0, 12) +
+              "; first difference at /cases/1/samples/ns/3): import it into another history, or "
+              "remove one of the two");
+    CHECK(dst.list_runs().size() == 2);
+    CHECK(dst.load_run(run.id)->git_commit == "d2");
+    // The same content under that id is what it always was: already present.
+    std::istringstream same(text);
+    auto s = store::import_jsonl(src, same, "in.jsonl");
+    CHECK(s.runs_skipped == 1);
+  }
+
+  TEST_CASE("export of a history with a damaged row writes every readable run and names the rest") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    auto db = Database::open(p);
+    const std::string good = db.write_run(make_run("c1", 1));
+    core::Run other = make_run("c2", 2);
+    other.env = testing::cpu_env("Other CPU");
+    const std::string bad = db.write_run(other);
+    db.write_run(make_run("c3", 3));
+    db.connection().exec("UPDATE environments SET fields = 'x' WHERE fingerprint = '" +
+                         other.env.fingerprint() + "'");
+    std::stringstream buf;
+    const auto s = store::export_jsonl(db, buf);
+    CHECK(s.runs == 2);
+    REQUIRE(s.unreadable.size() == 1);
+    CHECK(s.unreadable[0] ==
+          p + ": table environments, fingerprint " + other.env.fingerprint() +
+              ": column fields cannot be read (parse error at line 1, column 1: syntax error "
+              "while parsing value - invalid literal; last read: 'x'); the history is damaged: "
+              "restore it from a backup, or export what is readable and import it into a new "
+              "one");
+    // What it wrote is a history of its own: imported into a new file, every readable run.
+    auto fresh = Database::open(dir.file("new.db"));
+    std::istringstream in(buf.str());
+    CHECK(store::import_jsonl(fresh, in, "h.jsonl").runs == 2);
+    CHECK(fresh.load_run(good)->git_commit == "c1");
+    CHECK_FALSE(fresh.has_run(bad));
   }
 }

@@ -2,10 +2,12 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "harness/store/database.h"
 #include "harness/store/history.h"
 #include "harness/store/schema.h"
+#include "harness/util/error.h"
 #include "store_fixtures.h"
 
 using namespace attnprof;
@@ -100,6 +102,30 @@ TEST_SUITE("store::schema") {
     CHECK(sqlite3_column_int(st, 0) == 1);
     sqlite3_finalize(st);
     sqlite3_close(raw);
+  }
+
+  TEST_CASE("a damaged v1 file is refused before its migration, by both modes, left as it was") {
+    TempDir dir;
+    const std::string p = copy_fixture(dir, "v1.db");
+    {
+      std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(p) - 4096));
+      for (int i = 0; i < 4096; ++i) f.put('\x5a');
+    }
+    const std::string before = read_bytes(p);
+    for (auto mode : {Database::Mode::read_write, Database::Mode::read_only}) {
+      std::string err = "no error";
+      try {
+        Database::open(p, mode);
+      } catch (const util::EnvironmentError& e) {
+        err = e.what();
+      }
+      CHECK_MESSAGE(err.starts_with(p + ": not a valid attnprof database or corrupt (*** in "
+                                        "database main *** "),
+                    err);
+    }
+    CHECK(read_bytes(p) == before);
+    CHECK_FALSE(std::filesystem::exists(p + "-wal"));
   }
 
   TEST_CASE("a database made by the v1 DDL in code migrates like the committed fixture") {

@@ -2,8 +2,9 @@
 // database files opened the way every command opens them, and damaged exports imported. Each
 // must end in success or in util::EnvironmentError / util::InputError, never a crash or another
 // exception; a file that is refused is left byte for byte as it was with nothing added beside
-// it; a refused import changes nothing. ATTNPROF_FUZZ_ITERATIONS scales the counts (default a
-// few seconds' worth); ATTNPROF_FUZZ_SEED sets the seed. ci/sanitize.sh runs them under ASan.
+// it; a refused import changes nothing. Opening reads the schema, not every page: damage
+// elsewhere is met by the reads that reach it. ATTNPROF_FUZZ_ITERATIONS scales the counts (default
+// a few seconds' worth); ATTNPROF_FUZZ_SEED sets the seed. ci/sanitize.sh runs them under ASan.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -169,14 +170,19 @@ TEST_SUITE("store fuzz") {
       std::string rw_refusal;
       const Outcome rw = outcome_of([&] { Database::open(p); }, &rw_refusal);
       INFO("read-only: ", refusal, "; read-write: ", rw_refusal);
-      CHECK(ro == rw);  // a file one command refuses, all refuse
-      if (ro != Outcome::ok) {
-        ++refused_per_category[category];
-        CHECK(ro == Outcome::environment);
-        CHECK(refusal.find('\n') == std::string::npos);
+      // A file readers refuse, writers refuse too; writers also refuse a damaged environment
+      // row, which a reader only meets when it loads a run of that environment.
+      if (ro != Outcome::ok) CHECK(rw == ro);
+      if (rw != Outcome::ok) {
+        CHECK(rw == Outcome::environment);
+        CHECK(rw_refusal.find('\n') == std::string::npos);
         CHECK(read_bytes(p) == before);
         CHECK_FALSE(std::filesystem::exists(p + "-wal"));
         CHECK_FALSE(std::filesystem::exists(p + "-shm"));
+      }
+      if (ro != Outcome::ok) {
+        ++refused_per_category[category];
+        CHECK(refusal.find('\n') == std::string::npos);
         continue;
       }
       outcome_of([&] {  // show, compare, export: read every run
