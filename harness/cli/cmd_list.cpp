@@ -1,7 +1,8 @@
 // attnprof list [SCENARIO...] [--shard i/n]: the expanded cases (the built-in smoke suite when
 // no file is given), one per line with the shape and the expected cost that balances shards;
 // --json: every case as the store writes it, for scripts (ci/aoti-package.py reads it rather
-// than parsing scenarios itself), with, for an aoti: kernel, its package and how it is called.
+// than parsing scenarios itself), with, for an aoti: kernel or reference, its package and how
+// it is called.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,15 +25,19 @@ struct ListArgs {
   bool json = false;
 };
 
-// A case for scripts: the store's JSON, plus for a compiled package the file and the calling
-// convention's facts the package must be made for (docs/scenarios.md, "Compiled packages").
+// A case for scripts: the store's JSON, plus for a compiled package (its kernel, or its
+// reference) the file and the calling convention's facts the package must be made for
+// (docs/scenarios.md, "Compiled packages").
 nlohmann::json case_json(const core::Case& c) {
   nlohmann::json j = core::to_json(c);
-  if (kernel::is_package(c.kernel))
-    j["package"] = {{"path", kernel::package_path(c)},
-                    {"mask_input", kernel::takes_mask_tensor(c)},
-                    {"is_causal", kernel::causal_flag(c)},
-                    {"scale", kernel::softmax_scale(c)}};
+  auto package = [&c](const std::string& kernel) {
+    return nlohmann::json{{"path", kernel::package_path(kernel, c.loc.file)},
+                          {"mask_input", kernel::takes_mask_tensor(c)},
+                          {"is_causal", kernel::causal_flag(c)},
+                          {"scale", kernel::softmax_scale(c)}};
+  };
+  if (kernel::is_package(c.kernel)) j["package"] = package(c.kernel);
+  if (kernel::is_package(c.reference)) j["reference_package"] = package(c.reference);
   return j;
 }
 

@@ -80,14 +80,20 @@ std::vector<util::Diagnostic> missing_packages(const std::vector<core::Case>& ca
   std::vector<util::Diagnostic> diags;
   std::set<std::string> seen;
   for (const auto& c : cases) {
-    if (!kernel::is_package(c.kernel)) continue;
-    const std::string path = kernel::package_path(c);
-    std::error_code ec;
-    if (!seen.insert(path).second || std::filesystem::is_regular_file(path, ec)) continue;
-    diags.push_back(util::Diagnostic{
-        c.loc.file, c.loc.line, c.loc.col,
-        fmt::format("kernel \"{}\": no package at {}; make it with ci/aoti-package.sh {}", c.kernel,
-                    path, c.loc.file)});
+    for (const std::string* name : {&c.kernel, &c.reference}) {
+      if (!kernel::is_package(*name)) continue;
+      const std::string path = kernel::package_path(*name, c.loc.file);
+      std::error_code ec;
+      if (!seen.insert(path).second || std::filesystem::is_regular_file(path, ec)) continue;
+      diags.push_back(util::Diagnostic{
+          c.loc.file, c.loc.line, c.loc.col,
+          name == &c.kernel
+              ? fmt::format("kernel \"{}\": no package at {}; make it with ci/aoti-package.sh {}",
+                            c.kernel, path, c.loc.file)
+              : fmt::format("reference \"{}\" of {}: no package at {}; make it with attnprof "
+                            "package MODULE --scenario {} -o {}",
+                            c.reference, c.key, path, c.loc.file, path)});
+    }
   }
   return diags;
 }

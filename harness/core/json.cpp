@@ -214,6 +214,7 @@ json to_json(const core::Case& c) {
   // The worker reads a custom mask from this file: without it, a worker is handed the case
   // without its mask.
   if (!c.mask_file.empty()) j["mask_file"] = c.mask_file;
+  if (!c.reference.empty()) j["reference"] = c.reference;
   return j;
 }
 
@@ -248,6 +249,7 @@ core::Case case_from_json(const json& j) {
   c.mask = parse_enum(j, "mask", c.mask, core::parse_mask);
   get(j, "window", c.window);
   get(j, "mask_file", c.mask_file);
+  get(j, "reference", c.reference);
   get_opt(j, "scale", c.scale);
   get(j, "seed", c.seed);
   if (const json* hw = object_at(j, "hardware"))
@@ -380,6 +382,7 @@ json to_json(const core::CaseResult& cr) {
             {"metrics", cr.metrics},
             {"cost", cost}};
   if (cr.max_abs_error) c["max_abs_error"] = *cr.max_abs_error;
+  if (!cr.reference.empty()) c["reference"] = cr.reference;
   return c;
 }
 
@@ -409,6 +412,7 @@ core::CaseResult case_result_from_json(const json& c) {
   get(c, "message", cr.message);
   get(c, "backend", cr.backend);
   get_opt(c, "max_abs_error", cr.max_abs_error);
+  get(c, "reference", cr.reference);
   if (const json* s = object_at(c, "samples"))
     within("samples", [&] {
       std::vector<std::int64_t> ns, at;

@@ -83,6 +83,10 @@ struct Case {
   std::string mask_file;        // MaskKind::custom: additive float mask file, absolute path
   std::optional<double> scale;  // softmax scale; default 1/sqrt(head_dim)
   std::uint64_t seed = 0;       // input data seed
+  // What the output is checked against before timing: empty for sdpa.math (the default),
+  // "none" (not checked), or another kernel's name (a package, an op), run in fp32 where it
+  // can be. Not part of the key: it says how the case is checked, not what it computes.
+  std::string reference;
   Hardware hardware;
   MeasureSettings measure;
   GateSettings gate;
@@ -143,11 +147,22 @@ struct CaseResult {
   std::string message;  // why it failed or was skipped
   std::string backend;  // e.g. the backend sdpa.auto chose
   std::optional<double> max_abs_error;
+  // What the output was checked against: "sdpa.math", another kernel's name, or "none" (not
+  // checked: core::kNotChecked says so in every report); empty when the case ended before its
+  // check (skipped, an error).
+  std::string reference;
   std::vector<Sample> samples;
   Summary summary;
   std::map<std::string, double> metrics;  // named: "throughput.tflops", "bandwidth.achieved_gbps"
   std::vector<CostRow> cost;
 };
+
+// What every report says of a case whose output was not checked (its reference is "none"): its
+// figures are a kernel's whose correctness nobody looked at.
+inline constexpr const char* kNotChecked = "not checked (reference: none)";
+inline bool not_checked(const CaseResult& r) {
+  return r.reference == "none";
+}
 
 // What the machine is. Only stable fields go into the fingerprint; measured clocks are samples.
 struct Environment {

@@ -31,8 +31,9 @@ namespace {
 
 // Keys a workload may set, and the scenario's top level as defaults for every workload.
 const std::vector<std::string> param_keys = {
-    "model", "phase",  "level",     "batch", "seq_len", "kv_len",  "q_len",    "seq_lens", "dtype",
-    "mask",  "window", "mask_file", "scale", "seed",    "kernels", "hardware", "measure",  "gate"};
+    "model",    "phase",    "level",   "batch",  "seq_len",   "kv_len", "q_len",
+    "seq_lens", "dtype",    "mask",    "window", "mask_file", "scale",  "seed",
+    "kernels",  "hardware", "measure", "gate",   "reference"};
 // The keys whose value may be a list, in the order the matrix varies them (the last fastest):
 // case order then depends on the keys' values, not on the order they were written in.
 const std::vector<std::string> axis_keys = {"model",  "level", "batch", "seq_len",
@@ -210,6 +211,9 @@ class Loader {
 
   Suite finish(std::vector<std::string> files) {
     check_unique_keys();
+    for (const auto& [at, entry] : m_reference_keys)
+      if (!entry.second)
+        m_diags.error(entry.first, "reference: this entry matches no case's kernel");
     m_diags.sort();
     if (!m_diags.empty()) m_diags.raise();
     return Suite{std::move(m_cases), std::move(files), m_exclude_checks};
@@ -222,6 +226,8 @@ class Loader {
   std::vector<AliasRef> m_aliases;
   std::deque<Node> m_synthetic;  // kernel names expanded from globs; stable addresses
   std::size_t m_exclude_checks = 0;
+  // reference: mapping entries, by where their key is: (that spot, whether a case matched it).
+  std::map<std::string, std::pair<core::SourceLoc, bool>> m_reference_keys;
   struct MaskShape {
     int rows = 0, cols = 0;
     std::string beyond;  // MaskFile::beyond
@@ -500,6 +506,7 @@ class Loader {
     Diags& d = m_diags;
     const std::size_t errors_before = d.count();
     c.kernel = get("kernels")->scalar;
+    if (const Node* r = get("reference")) read_reference(*r, c);
     if (!read_model(ctx, get("model"), c)) return;
     if (!read_phase(get, c)) return;
     if (const Node* l = get("level")) {
@@ -533,6 +540,54 @@ class Loader {
     if (d.count() != errors_before) return;
     c.key = case_key(c);
     m_cases.push_back(std::move(c));
+  }
+
+  // reference: what the case's output is checked against before it is timed: one name for every
+  // kernel of the workload, or a mapping from kernel (or glob) to name, the first matching
+  // entry winning. Empty (the default): sdpa.math. "none": not checked.
+  void read_reference(const Node& n, core::Case& c) {
+    const Node* value = nullptr;
+    if (n.is_scalar()) {
+      value = &n;
+    } else if (n.is_map()) {
+      for (const auto& e : n.items) {
+        auto& [at, used] = m_reference_keys[e.key_loc.file + ":" + std::to_string(e.key_loc.line) +
+                                            ":" + std::to_string(e.key_loc.col)];
+        at = e.key_loc;
+        if (!value && fnmatch(e.key.c_str(), c.kernel.c_str(), 0) == 0) {
+          used = true;
+          value = &e;
+        }
+      }
+    } else {
+      m_diags.error(n.loc, fmt::format("reference: expected a kernel name, or a mapping from "
+                                       "kernel to reference, {}",
+                                       got(n)));
+    }
+    if (!value) return;
+    auto s = read_string(*value, "reference", m_diags);
+    if (!s) return;
+    const std::string& r = *s;
+    if (r == c.kernel) {
+      m_diags.error(value->loc, fmt::format("reference: kernel \"{}\" cannot be its own "
+                                            "reference (name another kernel, or none)",
+                                            r));
+      return;
+    }
+    static const std::regex op_re("op:[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_.]*");
+    const bool known =
+        r == "none" || (r.starts_with("aoti:") && r.size() > 9 && r.ends_with(".pt2")) ||
+        std::regex_match(r, op_re) || m_opts.kernels.empty() ||
+        std::find(m_opts.kernels.begin(), m_opts.kernels.end(), r) != m_opts.kernels.end();
+    if (!known) {
+      std::vector<std::string> names = m_opts.kernels;
+      names.push_back("none");
+      m_diags.error(value->loc, fmt::format("reference: unknown kernel \"{}\"{}; a reference is "
+                                            "a kernel, aoti:PATH.pt2, op:ns::name or none",
+                                            r, did_you_mean(r, names)));
+      return;
+    }
+    c.reference = r == "sdpa.math" ? "" : r;
   }
 
   // The scenario's own models first, then the presets; false (reported) when none is named or

@@ -503,6 +503,38 @@ workloads: [{model: bert-base, seq_len: 1024}]
           "kernels");
   }
 
+  TEST_CASE("reference: one name for a workload, or a mapping by kernel glob; none kept") {
+    auto s = scenario::load_text(
+        "model: gpt2\nseq_len: 64\nworkloads:\n"
+        "  - kernels: ['aoti:mine.pt2', 'aoti:mine-bug.pt2', eager, sdpa.math]\n"
+        "    reference: {'aoti:mine*.pt2': 'aoti:mine-fp32.pt2', eager: none}\n"
+        "  - {name: all, seed: 1, kernels: [eager, sdpa.flash], reference: 'op:my::attn'}\n",
+        "t.yaml", registry());
+    std::vector<std::string> refs;
+    for (const auto& c : s.cases) refs.push_back(c.kernel + " -> " + c.reference);
+    CHECK(refs == std::vector<std::string>{"aoti:mine.pt2 -> aoti:mine-fp32.pt2",
+                                           "aoti:mine-bug.pt2 -> aoti:mine-fp32.pt2",
+                                           "eager -> none", "sdpa.math -> ", "eager -> op:my::attn",
+                                           "sdpa.flash -> op:my::attn"});
+    // sdpa.math is the default, spelled as none is (empty): one case, one way to store it.
+    auto d = scenario::load_text("model: gpt2\nworkloads: [{seq_len: 64, reference: sdpa.math}]\n",
+                                 "t.yaml", registry());
+    CHECK(d.cases.at(0).reference.empty());
+  }
+
+  TEST_CASE("reference: unknown names, a kernel its own reference, entries matching nothing") {
+    CHECK(errors("model: gpt2\nworkloads:\n  - seq_len: 64\n    kernels: [eager, cpu.flash]\n"
+                 "    reference: {eager: sdpa.mth, cpu.flash: cpu.flash, 'aoti:x*': none}\n"
+                 "  - {seq_len: 32, reference: [eager]}\n") ==
+          "t.yaml:5:24: reference: unknown kernel \"sdpa.mth\" (did you mean \"sdpa.math\"?); a "
+          "reference is a kernel, aoti:PATH.pt2, op:ns::name or none\n"
+          "t.yaml:5:45: reference: kernel \"cpu.flash\" cannot be its own reference (name another "
+          "kernel, or none)\n"
+          "t.yaml:5:56: reference: this entry matches no case's kernel\n"
+          "t.yaml:6:30: reference: expected a kernel name, or a mapping from kernel to reference, "
+          "got a list");
+  }
+
   TEST_CASE("duplicate case keys and duplicate YAML keys") {
     CHECK(errors("model: gpt2\nkernels: [eager]\nworkloads:\n  - {seq_len: 64}\n"
                  "  - {name: again, seq_len: [32, 64]}\n") ==
