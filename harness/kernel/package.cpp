@@ -32,6 +32,21 @@ bool takes_mask_tensor(const core::Case& c) {
   return true;  // sliding_window
 }
 
+std::vector<std::string> package_inputs(const core::Case& c) {
+  std::vector<std::string> in;
+  if (c.level == core::Level::kernel) {
+    in = {"q", "k", "v"};
+  } else {
+    in = {"x", "wqkv", "wo", "k_cache", "v_cache"};
+    if (c.level == core::Level::layer) {
+      in.insert(in.end(), {"norm1", "norm2", "w1", "w2"});
+      if (c.model.norm == "rmsnorm") in.push_back("w3");
+    }
+  }
+  if (takes_mask_tensor(c)) in.push_back("mask");
+  return in;
+}
+
 bool causal_flag(const core::Case& c) {
   return c.mask == core::MaskKind::causal && !takes_mask_tensor(c) && c.q_len == c.kv_len;
 }

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/core/types.h"
 
@@ -25,6 +26,10 @@ std::string package_path(const core::Case& c);
 // padding, sliding windows and custom masks, and for causal attention unless Sq == Sk (then
 // is_causal says it) or Sq == 1 (a decode query sees every key).
 bool takes_mask_tensor(const core::Case& c);
+// The inputs a case calls a package with, by name, in order (docs/scenarios.md, "Compiled
+// packages"): q, k, v at the kernel level; x, wqkv, wo, k_cache, v_cache for a block; a layer's
+// norm1, norm2, w1, w2 (and w3 for a gated MLP) after them; then mask where takes_mask_tensor.
+std::vector<std::string> package_inputs(const core::Case& c);
 // Whether causal masking is SDPA's is_causal flag (top-left aligned, so only for Sq == Sk).
 bool causal_flag(const core::Case& c);
 // The softmax scale: the scenario's, else 1/sqrt(head_dim). Every kernel gets this one

@@ -1,11 +1,15 @@
-// A kernel's output against the fp32 reference (check.h): the reference itself, sdpa.math on
-// fp32 copies of the inputs, and the comparison with its tolerances by dtype.
+// A kernel's output against its reference (check.h): the reference itself (sdpa.math, or the
+// case's choice, on fp32 copies of the inputs where it runs in fp32) and the comparison with its
+// tolerances by dtype.
 #include "worker/runner/check.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "worker/kernel/plugin.h"
 #include "worker/kernel/registry.h"
+#include "worker/kernel/variants/variants.h"
+#include "worker/runner/workload.h"
 
 namespace attnprof::runner {
 
@@ -20,18 +24,75 @@ Tolerance tolerance_for(core::DType d, core::Level level) {
 }
 
 at::Tensor reference_output(const kernel::Inputs& in) {
-  const kernel::Variant* math = kernel::registry().find("sdpa.math");
-  kernel::Inputs ref = in;
-  ref.q = in.q.to(at::kFloat);
-  ref.k = in.k.to(at::kFloat);
-  ref.v = in.v.to(at::kFloat);
-  // An additive (custom) mask must match the query's dtype or be bool; a bool mask stays bool.
-  if (ref.mask.defined() && ref.mask.scalar_type() != at::kBool) ref.mask = ref.mask.to(at::kFloat);
-  return math->launch(ref);
+  return reference_output(in, *kernel::registry().find("sdpa.math"), true);
+}
+
+at::Tensor reference_output(const kernel::Inputs& in, const kernel::Variant& ref, bool fp32) {
+  kernel::Inputs r = in;
+  if (fp32) {
+    r.q = in.q.to(at::kFloat);
+    r.k = in.k.to(at::kFloat);
+    r.v = in.v.to(at::kFloat);
+    // An additive (custom) mask must match the query's dtype or be bool; a bool mask stays bool.
+    if (r.mask.defined() && r.mask.scalar_type() != at::kBool) r.mask = r.mask.to(at::kFloat);
+  }
+  return ref.launch(r);
+}
+
+Reference prepare_reference(const core::Case& c) {
+  Reference r;
+  r.name = c.reference.empty() ? "sdpa.math" : c.reference;
+  if (r.name == "none") return r;
+  std::string why;
+  r.variant = kernel::lookup(r.name, &why);
+  if (!r.variant) throw std::runtime_error(fmt::format("reference \"{}\": {}", r.name, why));
+  r.spec = c;
+  r.spec.kernel = r.name;
+  r.spec.reference.clear();
+  // fp32 first (the same algorithm in higher precision is the reference), then the case's own.
+  std::string last;
+  for (const core::DType d : {core::DType::fp32, c.dtype}) {
+    r.spec.dtype = d;
+    r.fp32 = d == core::DType::fp32;
+    if (auto no = r.variant->unsupported(r.spec)) {
+      last = *no;
+    } else {
+      try {
+        if (r.variant->prepare) r.variant->prepare(r.spec);
+        return r;
+      } catch (const kernel::Unsupported& e) {
+        last = e.what();
+      }
+    }
+    if (c.dtype == core::DType::fp32) break;
+  }
+  throw kernel::Unsupported(
+      fmt::format("reference {} cannot check this case (so it is not timed): {}", r.name, last));
+}
+
+CheckResult check_against(const Reference& r, const core::Case& c, const kernel::Inputs& in,
+                          const at::Tensor& out, bool whole) {
+  if (!r.variant) return {};
+  const std::string dtype = core::to_string(r.spec.dtype);
+  kernel::Inputs rin = in;
+  rin.spec = &r.spec;
+  if (!whole)
+    return check_output(out, reference_output(rin, *r.variant, r.fp32), c.dtype,
+                        core::Level::kernel, fmt::format("{} ({})", r.name, dtype));
+  const bool own = kernel::replaces_workload(c, *r.variant);  // a package of the whole block
+  const std::string against =
+      own ? fmt::format("{} ({})", r.name, dtype)
+          : fmt::format("the harness's {} with {} ({})", core::to_string(c.level), r.name, dtype);
+  return check_output(out, reference_workload(c, rin, *r.variant, r.fp32), c.dtype, c.level,
+                      against);
 }
 
 CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, core::DType dtype,
-                         core::Level level) {
+                         core::Level level, std::string against) {
+  if (against.empty())
+    against = level == core::Level::kernel
+                  ? "sdpa.math (fp32)"
+                  : fmt::format("the harness's {} with sdpa.math (fp32)", core::to_string(level));
   CheckResult r;
   if (out.sizes() != reference.sizes()) {
     r.ok = false;
@@ -56,13 +117,10 @@ CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, cor
       rest /= o.size(d);
     }
     r.message = fmt::format(
-        "{} differs from {} (fp32): max abs error {:.3g} at [{}] (got {:.6g}, "
+        "{} differs from {}: max abs error {:.3g} at [{}] (got {:.6g}, "
         "expected {:.6g}; tolerance atol {:g} + rtol {:g})",
         level == core::Level::kernel ? "output" : fmt::format("{} output", core::to_string(level)),
-        level == core::Level::kernel
-            ? "sdpa.math"
-            : fmt::format("the harness's {} with sdpa.math", core::to_string(level)),
-        r.max_abs_error, fmt::join(idx, ", "), o.flatten()[worst].item<double>(),
+        against, r.max_abs_error, fmt::join(idx, ", "), o.flatten()[worst].item<double>(),
         ref.flatten()[worst].item<double>(), tol.atol, tol.rtol);
   }
   return r;

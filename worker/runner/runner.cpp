@@ -185,12 +185,15 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
     m_result.spec.hardware.threads = at::get_num_threads();
     // Correctness before speed: a fast wrong kernel is a failure, never a number. A variant
     // that is the whole block or layer is checked as one, against the harness's own.
+    // The reference is the case's choice (check.h); "none" is recorded, and said by every
+    // report, never silent.
     const bool whole = kernel::replaces_workload(c, *v);
     if (whole) st.work = make_workload(c, *v, st.inputs);
     at::Tensor out = whole ? st.work() : v->launch(st.inputs);
-    CheckResult chk = whole ? check_output(out, reference_workload(c, st.inputs), c.dtype, c.level)
-                            : check_output(out, reference_output(st.inputs), c.dtype);
-    m_result.max_abs_error = chk.max_abs_error;
+    const Reference ref = prepare_reference(c);
+    CheckResult chk = check_against(ref, c, st.inputs, out, whole);
+    m_result.reference = ref.name;
+    if (ref.variant) m_result.max_abs_error = chk.max_abs_error;
     if (v->chosen_backend) m_result.backend = v->chosen_backend(st.inputs);
     if (!chk.ok) {
       const auto err = m_result.max_abs_error;
@@ -198,6 +201,7 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
       fail(core::CaseStatus::failed, chk.message);
       m_result.max_abs_error = err;
       m_result.backend = backend;
+      m_result.reference = ref.name;
       return;
     }
     if (!whole) st.work = make_workload(c, *v, st.inputs);

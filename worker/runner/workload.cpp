@@ -205,20 +205,25 @@ kernel::BlockInputs make_block_inputs(const core::Case& c, const kernel::Inputs&
 }
 
 at::Tensor reference_workload(const core::Case& c, const kernel::Inputs& in) {
-  // fp32 copies (clones, so the reference's cache write leaves the case's cache alone) of the
-  // very numbers the case's workload gets.
+  return reference_workload(c, in, *kernel::registry().find("sdpa.math"), true);
+}
+
+at::Tensor reference_workload(const core::Case& c, const kernel::Inputs& in,
+                              const kernel::Variant& ref, bool fp32) {
+  // Copies (so the reference's cache write leaves the case's cache alone) of the very numbers
+  // the case's workload gets, in fp32 when asked.
   kernel::BlockInputs bi = make_block_inputs(c, in);
-  auto f32 = [](at::Tensor& t) {
-    if (t.defined()) t = t.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  auto copy = [fp32](at::Tensor& t) {
+    if (t.defined()) t = fp32 ? t.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true) : t.clone();
   };
   for (at::Tensor* t : {&bi.x, &bi.wqkv, &bi.wo, &bi.k_cache, &bi.v_cache, &bi.norm1, &bi.norm2,
                         &bi.w1, &bi.w2, &bi.w3})
-    f32(*t);
-  if (bi.mask.defined() && bi.mask.scalar_type() != at::kBool) f32(bi.mask);
-  kernel::Inputs ref = in;
-  ref.mask = bi.mask;
-  const kernel::Variant* math = kernel::registry().find("sdpa.math");
-  return block_forward(bi, ref, [math](const kernel::Inputs& step) { return math->launch(step); });
+    copy(*t);
+  if (bi.mask.defined() && bi.mask.scalar_type() != at::kBool) copy(bi.mask);
+  if (kernel::replaces_workload(c, ref)) return ref.launch_block(bi);
+  kernel::Inputs r = in;
+  r.mask = bi.mask;
+  return block_forward(bi, r, [&ref](const kernel::Inputs& step) { return ref.launch(step); });
 }
 
 std::function<at::Tensor()> make_workload(const core::Case& c, const kernel::Variant& v,

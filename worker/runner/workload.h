@@ -30,8 +30,12 @@ std::string attention_scope(std::string_view variant);
 kernel::BlockInputs make_block_inputs(const core::Case& c, const kernel::Inputs& in);
 
 // The case's block or layer computed by the harness in fp32 with sdpa.math: what a variant
-// that replaces the workload (kernel::replaces_workload) is checked against.
+// that replaces the workload (kernel::replaces_workload) is checked against. With `ref`: that
+// kernel inside the harness's block, or the whole block where `ref` is a package of it, on fp32
+// copies of the case's numbers when `fp32`, else on copies at the case's dtype.
 at::Tensor reference_workload(const core::Case& c, const kernel::Inputs& in);
+at::Tensor reference_workload(const core::Case& c, const kernel::Inputs& in,
+                              const kernel::Variant& ref, bool fp32);
 
 // What one timed call runs: the kernel alone, or the attention block (QKV projection, kernel,
 // output projection), or the whole transformer layer (norms, attention block, MLP), per the

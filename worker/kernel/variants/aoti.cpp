@@ -3,24 +3,27 @@
 // Per case, before anything is timed, the package's metadata is read without loading its code
 // and checked against the case: another torch version is an error naming both (the generated
 // code calls into LibTorch's ABI of its day), another device, dtype, level, geometry or mask a
-// skip naming what differs; then the code is loaded (a zip extract and a dlopen). At the first
-// call the inputs' dims are checked against the dims the package accepts (a skip naming the
-// dim). ci/aoti-package.py writes the metadata ("attnprof", a JSON object); a package without
-// it, a user's own, is called by the convention of docs/scenarios.md and its failures are the
-// case's errors, with LibTorch's message.
+// skip naming what differs, inputs it does not declare an error naming both lists; then the
+// code is loaded (a zip extract and a dlopen). At the first call the inputs' dims are checked
+// against the dims the package accepts (a skip naming the dim). ci/aoti-package.py writes the
+// metadata ("attnprof", a JSON object); a package without it, a user's own, is called by the
+// convention of docs/scenarios.md and its failures are the case's errors, with LibTorch's message.
 //
 // Calling convention: kernel level (q, k, v[, mask]) -> O, as plugins are called; block level
 // (x, wqkv, wo, k_cache, v_cache[, mask]) and layer level (x, wqkv, wo, k_cache, v_cache,
 // norm1, norm2, w1, w2[, w3][, mask]) -> the block's or layer's output, which replaces the
 // harness's workload.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/headeronly/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "harness/kernel/package.h"
 #include "worker/kernel/variants/variants.h"
@@ -39,6 +42,7 @@ struct Loaded {
   json meta;  // our metadata; null for a package made elsewhere
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
   bool dims_checked = false;
+  std::shared_ptr<const core::Case> spec;  // the case it was prepared for, for call_error
 };
 
 std::string release(const std::string& version) {  // "2.11.0+cu130" -> "2.11.0"
@@ -104,10 +108,43 @@ std::optional<std::string> mismatch(const json& m, const core::Case& c) {
   if (m.value("mask", "") != core::to_string(c.mask))
     return differs("mask", m.value("mask", "?"), core::to_string(c.mask));
   if (m.value("window", 0) != c.window) return differs("window", m.value("window", 0), c.window);
+  // A user's module holds its own scale (metadata null): only ours are made for the case's.
   const double scale = softmax_scale(c);
-  if (std::abs(m.value("scale", 0.0) - scale) > 1e-9 * scale)
+  if (m.contains("scale") && m["scale"].is_number() &&
+      std::abs(m.value("scale", 0.0) - scale) > 1e-9 * scale)
     return differs("scale", m.value("scale", 0.0), scale);
   return std::nullopt;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// What a case with a mask the package does not take (or the reverse) is told to do.
+std::string mask_hint(const core::Case& c, bool passes_mask, bool takes_mask) {
+  if (passes_mask && !takes_mask)
+    return fmt::format(
+        ": mask {} is an input of this case (docs/scenarios.md has its layout); a module that "
+        "masks itself runs with mask: none",
+        core::to_string(c.mask));
+  if (!passes_mask && takes_mask) return ": the package was made for cases that pass a mask";
+  return "";
+}
+
+// The inputs the case passes against those our metadata says the package takes: both named.
+void check_inputs(const std::string& path, const json& m, const core::Case& c) {
+  std::vector<std::string> takes;
+  for (const auto& i : m.value("inputs", json::array())) takes.push_back(i.value("name", "?"));
+  const std::vector<std::string> passes = package_inputs(c);
+  if (takes == passes) return;
+  auto has_mask = [](const std::vector<std::string>& v) {
+    return std::find(v.begin(), v.end(), "mask") != v.end();
+  };
+  throw std::runtime_error(
+      fmt::format("{}: the package takes {} inputs ({}); this case passes {} "
+                  "({}){}",
+                  path, takes.size(), joined(takes), passes.size(), joined(passes),
+                  mask_hint(c, has_mask(passes), has_mask(takes))));
 }
 
 // The inputs' dims against the dims the package accepts (metadata "inputs": per input, a size
@@ -139,6 +176,19 @@ void check_dims(const json& inputs, const std::vector<at::Tensor>& args) {
   }
 }
 
+// A failed call's message: LibTorch's, and for a package without our metadata called with
+// another number of inputs than it takes, both counts and the inputs this case passes.
+std::string call_error(const Loaded& p, const std::string& what) {
+  static const std::regex count_re("expected inputs vector size to be ([0-9]+), but got ([0-9]+)");
+  std::smatch m;
+  if (!p.spec || !std::regex_search(what, m, count_re)) return fmt::format("{}: {}", p.path, what);
+  const auto passes = package_inputs(*p.spec);
+  // One input fewer than the case passes, the last of them a mask: a module that masks itself.
+  const bool mask = passes.back() == "mask" && std::stoul(m[1].str()) + 1 == passes.size();
+  return fmt::format("{}: {} (the package takes {} inputs; this case passes {}: {}{})", p.path,
+                     what, m[1].str(), m[2].str(), joined(passes), mask_hint(*p.spec, mask, false));
+}
+
 at::Tensor call(Loaded& p, std::vector<at::Tensor> args) {
   if (!p.loader) throw std::logic_error("aoti: the package was called before it was prepared");
   if (!p.dims_checked && p.meta.is_object())
@@ -148,9 +198,9 @@ at::Tensor call(Loaded& p, std::vector<at::Tensor> args) {
   try {
     out = p.loader->run(args);
   } catch (const c10::Error& e) {
-    throw std::runtime_error(fmt::format("{}: {}", p.path, e.what_without_backtrace()));
+    throw std::runtime_error(call_error(p, e.what_without_backtrace()));
   } catch (const std::exception& e) {  // the loader's own checks throw runtime_error
-    throw std::runtime_error(fmt::format("{}: {}", p.path, e.what()));
+    throw std::runtime_error(call_error(p, e.what()));
   }
   if (out.empty()) throw std::runtime_error(p.path + ": the package returned no output");
   return out.front();
@@ -159,6 +209,7 @@ at::Tensor call(Loaded& p, std::vector<at::Tensor> args) {
 void prepare(Loaded& p, const core::Case& c) {
   p = Loaded{};
   p.path = package_path(c);
+  p.spec = std::make_shared<const core::Case>(c);
   const auto meta = read_metadata(p.path);
   if (auto it = meta.find("AOTI_DEVICE_KEY");
       it != meta.end() && it->second != device_kind(c.hardware.device))
@@ -182,6 +233,7 @@ void prepare(Loaded& p, const core::Case& c) {
                       p.path, made_by, TORCH_VERSION,
                       p.meta.value("script", std::string("ci/aoti-package.sh"))));
     if (auto why = mismatch(p.meta, c)) throw Unsupported(*why);
+    check_inputs(p.path, p.meta, c);
   }
   const at::Device dev =
       c.hardware.device == "cpu" ? at::Device(at::kCPU) : at::Device(c.hardware.device);
