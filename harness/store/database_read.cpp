@@ -165,9 +165,10 @@ void read_environment(sql::Connection& db, const std::string& fingerprint, core:
 
 CaseIndex read_cases(sql::Connection& db, core::Run& run) {
   CaseIndex index;
-  sql::Statement st(db,
-                    "SELECT id, params, status, message, backend, max_abs_error FROM cases "
-                    "WHERE run_id = ? ORDER BY id");
+  sql::Statement st(
+      db,
+      "SELECT id, params, status, message, backend, max_abs_error, reference FROM cases "
+      "WHERE run_id = ? ORDER BY id");
   st.bind(1, run.id);
   while (st.step()) {
     core::CaseResult cr;
@@ -178,6 +179,7 @@ CaseIndex read_cases(sql::Connection& db, core::Run& run) {
     cr.message = st.text(3);
     cr.backend = st.text(4);
     cr.max_abs_error = st.opt_real(5);
+    cr.reference = st.text(6);
     index[st.int64(0)] = run.cases.size();
     run.cases.push_back(std::move(cr));
   }

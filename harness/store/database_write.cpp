@@ -109,7 +109,7 @@ void insert_cost_rows(sql::Connection& db, std::int64_t case_id, const core::Cas
 void Database::insert_case(const std::string& run_id, const core::CaseResult& cr) {
   sql::Statement(m_db,
                  "INSERT INTO cases(run_id, case_key, kernel, params, status, message, "
-                 "backend, max_abs_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+                 "backend, max_abs_error, reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, run_id)
       .bind(2, cr.spec.key)
       .bind(3, cr.spec.kernel)
@@ -118,6 +118,7 @@ void Database::insert_case(const std::string& run_id, const core::CaseResult& cr
       .bind(6, cr.message)
       .bind(7, cr.backend)
       .bind(8, cr.max_abs_error)
+      .bind(9, cr.reference)
       .run();
   const std::int64_t case_id = sqlite3_last_insert_rowid(m_db.get());
   insert_samples(m_db, case_id, cr);

@@ -158,6 +158,16 @@ ALTER TABLE samples ADD COLUMN cpu_ns INTEGER;
 ALTER TABLE samples ADD COLUMN invol_switches INTEGER;
 )sql";
 
+// v8: what each case's output was checked against before it was timed (Case::reference):
+// "sdpa.math", another kernel (the user's own module packaged in fp32), or "none", not checked,
+// which every report then says. Before v8 every case that reached its check (ok or failed) was
+// checked against sdpa.math (at the block or layer level, the harness's own with it); cases that
+// ended before (skipped, an error) read as '', as they are written now.
+constexpr const char* v8 = R"sql(
+ALTER TABLE cases ADD COLUMN reference TEXT NOT NULL DEFAULT '';
+UPDATE cases SET reference = 'sdpa.math' WHERE status IN ('ok', 'failed');
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
@@ -166,6 +176,7 @@ constexpr Migration chain[] = {
     {5, "cost rows: launches, copies, input dtypes, bytes freed, device time per kernel", v5},
     {6, "A/B rounds: the pair of workers that measured each", v6},
     {7, "samples: CPU time and involuntary context switches (descheduling)", v7},
+    {8, "cases: the reference each output was checked against (none: not checked)", v8},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

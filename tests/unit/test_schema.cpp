@@ -276,4 +276,50 @@ TEST_SUITE("store::schema") {
     auto fresh = Database::open(dir.file("fresh.db"));
     CHECK(layout(db) == layout(fresh));
   }
+
+  TEST_CASE("v7 database: cases gain their reference; checked ones read as sdpa.math") {
+    TempDir dir;
+    const std::string p = dir.file("v7.db");
+    {
+      // A v7 history as a v7 build wrote it: an ok, a failed and a skipped case.
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      for (const auto& m : store::schema::migrations())
+        if (m.version <= 7)
+          REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+      const char* data = R"sql(
+        INSERT INTO environments VALUES ('fp7', '{"device.name":"cpu"}');
+        INSERT INTO runs(id, started_ns, ended_ns, status, env_fingerprint)
+          VALUES ('7777', 10, 20, 'complete', 'fp7');
+        INSERT INTO cases(id, run_id, case_key, kernel, params, status)
+          VALUES (1, '7777', 'm/prefill/b1/eager', 'eager', '{"key":"m/prefill/b1/eager"}', 'ok'),
+                 (2, '7777', 'm/prefill/b1/cpu.flash', 'cpu.flash',
+                  '{"key":"m/prefill/b1/cpu.flash"}', 'failed'),
+                 (3, '7777', 'm/prefill/b1/sdpa.flash', 'sdpa.flash',
+                  '{"key":"m/prefill/b1/sdpa.flash"}', 'skipped');
+        PRAGMA user_version = 7;
+      )sql";
+      REQUIRE(sqlite3_exec(raw, data, nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    auto db = Database::open(p);
+    CHECK(db.opened_at_version() == 7);
+    auto old = db.load_run("7777");
+    REQUIRE(old);
+    REQUIRE(old->cases.size() == 3);
+    CHECK(old->cases[0].reference == "sdpa.math");
+    CHECK(old->cases[1].reference == "sdpa.math");
+    CHECK(old->cases[2].reference == "");
+    // Cases written after the migration keep theirs, "none" (not checked) included.
+    core::Run run = testing::make_run("new", 30);
+    run.cases[0].reference = "none";
+    run.cases[1].reference = "aoti:mine-fp32.pt2";
+    auto back = db.load_run(db.write_run(run));
+    REQUIRE(back);
+    CHECK(back->cases[0].reference == "none");
+    CHECK(core::not_checked(back->cases[0]));
+    CHECK(back->cases[1].reference == "aoti:mine-fp32.pt2");
+    auto fresh = Database::open(dir.file("fresh.db"));
+    CHECK(layout(db) == layout(fresh));
+  }
 }
