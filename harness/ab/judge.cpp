@@ -10,7 +10,8 @@ namespace attnprof::ab {
 namespace {
 
 gate::PairedSide side_of(const core::CaseResult& r) {
-  return {r.status, r.message, r.status == core::CaseStatus::ok ? gate::timing_mode(r) : ""};
+  return {r.status, r.message, r.status == core::CaseStatus::ok ? gate::timing_mode(r) : "",
+          r.reference};
 }
 
 const core::CaseResult* case_in(const core::Run& run, const std::string& key) {

@@ -290,6 +290,7 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
   for (const auto& cr : run.cases) {
     CaseVerdict v;
     v.key = cr.spec.key;
+    v.reference = cr.reference;
     v.tolerance = tolerance_of(cr.spec, options);
     v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = no_value;
     const BaselineCase* b = baseline.find(cr.spec, &v.baseline_key);
@@ -347,6 +348,7 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
       v.verdict = Verdict::inconclusive;
     }
   }
+  for (CaseVerdict& v : out) mark_unchecked(v);
   for (const auto& [key, b] : baseline.cases) {
     if (matched.count(key)) continue;
     CaseVerdict v;
@@ -360,6 +362,11 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
     out.push_back(std::move(v));
   }
   return out;
+}
+
+void mark_unchecked(CaseVerdict& v) {
+  if (v.reference == "none" && v.verdict != Verdict::failed)
+    v.reason += std::string(v.reason.empty() ? "" : "; ") + core::kNotChecked;
 }
 
 BaselineCheck check_baseline(const Baseline& baseline, const core::Run& run,

@@ -92,7 +92,15 @@ struct CaseVerdict {
   // Why the run's case is unstable ("unstable: descheduled in 38% of samples; load 4.1 on 2
   // cores"), or empty: then its interval is not a verdict's (see above).
   std::string unstable;
+  // What the run's case was checked against before it was timed (core::CaseResult::reference):
+  // "none" means not checked, which its reason then says (core::kNotChecked); empty when the
+  // case is not in the run or ended before its check.
+  std::string reference;
 };
+
+// Ends an ok case's reason with core::kNotChecked when its output was not checked: every report
+// that shows reasons then says so. compare() and compare_paired() call it.
+void mark_unchecked(CaseVerdict& v);
 
 struct Options {
   double default_tolerance = 0.05;  // for cases whose gate.tolerance is not positive

@@ -346,6 +346,7 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases, const
   for (const auto& pc : cases) {
     CaseVerdict v;
     v.key = pc.key;
+    if (pc.head) v.reference = pc.head->reference;
     v.tolerance = tolerance_for(pc.tolerance, options);
     v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = no_value;
     const Sides s = by_status(pc, v);
@@ -365,6 +366,7 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases, const
     v.p_adjusted = adjusted[j];
     decide(v, options, pending[j].basis, pending[j].straddles, pending[j].note);
   }
+  for (CaseVerdict& v : out) mark_unchecked(v);
   return out;
 }
 

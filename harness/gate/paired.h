@@ -58,8 +58,9 @@ namespace attnprof::gate {
 // One side's outcome for a case.
 struct PairedSide {
   core::CaseStatus status = core::CaseStatus::ok;
-  std::string message;  // why it failed, errored or was skipped
-  std::string timing;   // timing_mode() of the side's case; empty: unknown (matches any)
+  std::string message;    // why it failed, errored or was skipped
+  std::string timing;     // timing_mode() of the side's case; empty: unknown (matches any)
+  std::string reference;  // what its output was checked against (CaseVerdict::reference)
 };
 
 struct PairedCase {

@@ -31,6 +31,8 @@ std::string results_table(const core::Run& run, std::size_t width) {
     std::string note = r.message;
     if (note.empty() && !r.backend.empty() && r.backend != r.spec.kernel)
       note = "backend: " + r.backend;
+    // A figure whose correctness nobody checked says so before anything else it says.
+    if (core::not_checked(r)) note = core::kNotChecked + (note.empty() ? "" : "; " + note);
     // First: a busy machine's figure is not the kernel's (core/stability.h).
     if (const core::Stability st = core::stability(r); st.unstable)
       note = st.note + (note.empty() ? "" : "; " + note);
@@ -43,13 +45,15 @@ std::string results_table(const core::Run& run, std::size_t width) {
 
 std::string status_counts(const core::Run& run) {
   std::array<int, 4> k{};
-  int unstable = 0;
+  int unstable = 0, unchecked = 0;
   for (const auto& r : run.cases) {
     ++k[static_cast<int>(r.status)];
     unstable += core::stability(r).unstable;
+    unchecked += core::not_checked(r);
   }
   std::string out = fmt::format("{} cases: {} ok, {} failed, {} skipped, {} error",
                                 run.cases.size(), k[0], k[1], k[2], k[3]);
+  if (unchecked > 0) out += fmt::format("; {} {}", unchecked, core::kNotChecked);
   if (unstable > 0)
     out += fmt::format(
         "; {} unstable: a busy machine descheduled the worker, their figures are "

@@ -424,6 +424,8 @@ std::string json_report(const GateReport& r) {
                              {"baseline_n", c.baseline_n},
                              {"candidate_n", c.candidate_n},
                              {"unstable", c.unstable},
+                             {"reference", c.reference},
+                             {"not_checked", c.reference == "none" ? core::kNotChecked : ""},
                              {"reason", c.reason}});
   if (r.ab) {
     json cases = json::array();
