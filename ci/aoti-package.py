@@ -1,18 +1,29 @@
 """Makes the AOTInductor packages a scenario names (kernels "aoti:PATH.pt2").
 
-Run it through ci/aoti-package.sh, which finds the venv with the pinned torch: a package runs
-only in a LibTorch of the version that made it.
+Run it through ci/aoti-package.sh, which finds the venv with the pinned torch, or through
+`attnprof package`, which runs it with the torch attnprof-worker links: a package runs only in a
+LibTorch of the version that made it.
 
     ci/aoti-package.sh scenarios/aoti-cpu.yaml            # make what is missing or stale
     ci/aoti-package.sh scenarios/aoti-cpu.yaml --force    # make every package anew
+    attnprof package my_attn.py:RopeAttention --scenario s.yaml -o my_attn.pt2 [--arg base=10000]
+
+With --module FILE:NAME (what `attnprof package` passes), the package holds the user's module
+instead of ours: NAME is an nn.Module class in FILE, or a function returning a module, called
+with the --arg NAME=VALUE pairs (VALUE read as JSON, else as text). It is made for the cases
+that name -o's path as their kernel (at their dtype) or as their reference (in fp32: the
+module's fp32 twin, the same algorithm in higher precision). forward is called as a case calls
+a package (docs/scenarios.md, "Compiled packages"); a signature that cannot take the case's
+inputs is refused before anything is exported, naming forward's file and line.
 
 The cases come from `attnprof list --json` (the scenario language lives in attnprof alone). For
 each package, the cases that name it must agree on one module: level (kernel, block, layer),
 device, dtype, model geometry, mask, scale and phase. The script exports that module with
 torch.export (batch and sequence dims dynamic where Inductor accepts them) and packages it with
 torch._inductor.aoti_compile_and_package, with metadata under the key "attnprof" (a JSON
-object: format, torch version, device, dtype, level, geometry, mask, the inputs and their dims,
-the content key) that attnprof-worker checks before it loads any code.
+object: format, torch version, device, dtype, level, geometry, mask, whether it takes a mask
+input, the inputs and their dims, the content key; for a user's module its FILE:NAME and
+arguments) that attnprof-worker checks before it loads any code.
 
 Packages are build artifacts, cached by content: the key hashes this script's source, the torch
 version and the module's spec. A package at its path whose key matches is left alone; else one
@@ -79,24 +90,28 @@ def cuda_available():
     return torch.cuda.is_available()
 
 
-def module_spec(case):
-    """What a package holds, from one case: cases that share a package must agree on it."""
+def module_spec(case, role="package", user=None):
+    """What a package holds, from one case: cases that share a package must agree on it. role:
+    "package" (the case's kernel) or "reference_package" (its reference: in fp32). user: the
+    user's module (--module), whose scale and causality are its own."""
     m = case["model"]
     decode = case["q_len"] != case["kv_len"]
+    calls = case[role]
     return {
         "level": case["level"],
         "device": case["hardware"]["device"],
-        "dtype": case["dtype"],
+        "dtype": "fp32" if role == "reference_package" else case["dtype"],
         "model": {
             k: m[k] for k in ("name", "heads", "kv_heads", "head_dim", "hidden", "mlp_hidden", "norm")
         },
         "mask": case["mask"],
         "window": case["window"],
-        "scale": case["package"]["scale"],
+        "scale": None if user else calls["scale"],
         "phase": "decode" if decode else "prefill",
         "q_len": case["q_len"] if decode else None,
-        "mask_input": case["package"]["mask_input"],
-        "is_causal": case["package"]["is_causal"],
+        "mask_input": calls["mask_input"],
+        "is_causal": None if user else calls["is_causal"],
+        "module": user,
     }
 
 
@@ -149,12 +164,13 @@ def input_dims(spec, cases):
     return [{"name": n, "dims": dims} for n, dims in inputs]
 
 
-def check_cases(path, cases):
-    """The spec the cases agree on, or Refused naming the first two that differ."""
-    first = cases[0]
-    spec = module_spec(first)
-    for c in cases[1:]:
-        other = module_spec(c)
+def check_cases(path, cases, user=None):
+    """The spec the cases agree on, or Refused naming the first two that differ. cases: (case,
+    role) pairs."""
+    first = cases[0][0]
+    spec = module_spec(*cases[0], user)
+    for c, role in cases[1:]:
+        other = module_spec(c, role, user)
         for k in spec:
             if spec[k] != other[k]:
                 raise Refused(
@@ -163,6 +179,7 @@ def check_cases(path, cases):
                     f"{k} {json.dumps(other[k])} but {first['key']} needs {json.dumps(spec[k])}: "
                     "one package holds one module; name another package",
                 )
+    cases = [c for c, _ in cases]
     if spec["level"] != "kernel":
         for c in cases:
             if c["seq_lens"]:
@@ -184,6 +201,10 @@ def content_key(spec, inputs, version):
     with open(os.path.abspath(__file__), "rb") as f:
         h.update(f.read())
     h.update(version.encode())
+    # A user's module by its bytes, name and arguments, not where the file lies: the same module
+    # copied elsewhere (a test's temporary folder, another checkout) is the same package.
+    if spec.get("module"):
+        spec = {**spec, "module": {k: v for k, v in spec["module"].items() if k != "file"}}
     h.update(json.dumps({"spec": spec, "inputs": inputs}, sort_keys=True).encode())
     return h.hexdigest()[:32]
 
@@ -263,6 +284,96 @@ def make_module(spec):
     return {"kernel": Kernel, "block": Block, "layer": Layer}[level]()
 
 
+# --- the user's module (--module FILE:NAME) ------------------------------------------------
+
+
+def parse_module_arg(text, args):
+    """FILE:NAME and NAME=VALUE pairs -> the user spec (file, name, args, the file's hash)."""
+    path, sep, name = text.rpartition(":")
+    if not sep or not path or not name.isidentifier():
+        raise Refused(2, f"{text}: expected FILE.py:NAME (a class, or a function returning an nn.Module)")
+    if not os.path.isfile(path):
+        raise Refused(2, f"{path}: no such file (from {text})")
+    values = {}
+    for a in args:
+        key, eq, value = a.partition("=")
+        if not eq or not key.isidentifier():
+            raise Refused(2, f"--arg {a}: expected NAME=VALUE")
+        try:
+            values[key] = json.loads(value)
+        except ValueError:
+            values[key] = value
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    return {"file": os.path.abspath(path), "name": name, "args": values, "sha256": digest}
+
+
+def load_user_module(user):
+    """The user's object (class or factory) and where it is written: (obj, "file:line")."""
+    import importlib.util
+    import inspect
+
+    path = user["file"]
+    sys.path.insert(0, os.path.dirname(path))  # the module may import its neighbours
+    spec = importlib.util.spec_from_file_location("attnprof_user_module", path)
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:
+        raise Refused(2, f"{path}: importing it failed: {e.__class__.__name__}: {e}")
+    obj = getattr(mod, user["name"], None)
+    if obj is None:
+        names = [n for n, v in vars(mod).items() if inspect.isclass(v) or inspect.isfunction(v)]
+        raise Refused(2, f"{path}: defines no {user['name']} (it defines: {', '.join(names) or 'nothing'})")
+    try:
+        line = inspect.getsourcelines(obj)[1]
+    except (OSError, TypeError):
+        line = 0
+    return obj, f"{path}:{line}"
+
+
+def instantiate(user, spec):
+    import inspect
+
+    import torch
+
+    obj, where = load_user_module(user)
+    try:
+        module = obj(**user["args"])
+    except TypeError as e:
+        raise Refused(2, f"{where}: {user['name']}({', '.join(f'{k}={v!r}' for k, v in user['args'].items())}): {e}")
+    if not isinstance(module, torch.nn.Module):
+        raise Refused(2, f"{where}: {user['name']} gave a {type(module).__name__}, not a torch.nn.Module")
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec["dtype"]]
+    # As a model is made ready for inference: on the case's device, its floating-point weights
+    # and buffers at the package's dtype.
+    return module.to(device=spec["device"], dtype=dtype).eval(), inspect.getsourcelines(type(module).forward)
+
+
+def check_signature(user, module, forward_src, inputs, case):
+    """Refused, naming forward's file and line, when forward cannot take the case's inputs."""
+    import inspect
+
+    sig = inspect.signature(module.forward)
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    star = any(p.kind == p.VAR_POSITIONAL for p in params)
+    names = [i["name"] for i in inputs]
+    if len(required) <= len(names) and (star or len(positional) >= len(names)):
+        return
+    where = f"{user['file']}:{forward_src[1]}"
+    shown = f"{user['name']}.forward({', '.join(p.name for p in params)})"
+    if "mask" in names and not star and len(positional) < len(names):
+        hint = (f"mask {case['mask']} is passed to the module as its last input (docs/scenarios.md, "
+                "\"Compiled packages\", has its layout): give forward a mask parameter, or run a "
+                "module that masks itself with mask: none")
+    else:
+        hint = "forward takes what a case at this level passes, in that order (docs/scenarios.md)"
+    raise Refused(2, f"{where}: {shown} cannot be called with the {len(names)} inputs "
+                     f"({', '.join(names)}) that {case['key']} passes: {hint}")
+
+
 def example_inputs(spec, inputs):
     import torch
 
@@ -312,10 +423,10 @@ def static_inputs(inputs, cases):
     ]
 
 
-def build(spec, inputs, cases, meta, out_path, log):
+def build(spec, inputs, cases, meta, out_path, log, module=None):
     import torch
 
-    module = make_module(spec)
+    module = module if module is not None else make_module(spec)
     started = time.time()
     notes = []
     try:
@@ -360,6 +471,76 @@ def build(spec, inputs, cases, meta, out_path, log):
     )
 
 
+def collect(attnprof, scenario, output):
+    """{package path: [(case, role)]}: every package the scenario's kernels name, or with
+    --module (output given) the one at `output`, as kernel or reference."""
+    packages = {}
+    want = os.path.abspath(output) if output else None
+    for c in attnprof_cases(attnprof, scenario):
+        for role in ("package", "reference_package") if want else ("package",):
+            if role in c and (want is None or c[role]["path"] == want):
+                packages.setdefault(c[role]["path"], []).append((c, role))
+    if want and not packages:
+        raise Refused(2, f"{scenario}: no case names {want} as its kernel or reference: name "
+                         f"\"aoti:{os.path.relpath(want, os.path.dirname(os.path.abspath(scenario)))}\" in "
+                         "kernels: or reference: first")
+    return packages
+
+
+def make_one(path, cases, user, version, args, log):
+    spec = check_cases(path, cases, user)
+    bare = [c for c, _ in cases]
+    inputs = input_dims(spec, bare)
+    key = content_key(spec, inputs, version)
+    have = package_metadata(path)
+    if not args.force and have and have.get("key") == key:
+        log(f"{path}: up to date")
+        return
+    cached = os.path.join(args.cache, key + ".pt2")
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if args.force or not os.path.isfile(cached):
+        if spec["device"].startswith("cuda") and not cuda_available():
+            raise Refused(
+                3,
+                f"{path}: a package for {spec['device']} must be made on a machine with "
+                "that GPU (torch.cuda.is_available() is False here): run this script there",
+            )
+        module = None
+        if user:  # refused before the export's half minute, at forward's line
+            module, src = instantiate(user, spec)
+            check_signature(user, module, src, inputs, bare[0])
+        what = f"{user['name']} from {os.path.basename(user['file'])}" if user else f"the {spec['level']} package"
+        log(f"{path}: making {what} for {len(cases)} case(s), {spec['level']} level, "
+            f"{spec['model']['name']} {spec['dtype']} {spec['device']}, inputs "
+            f"({', '.join(i['name'] for i in inputs)})")
+        meta = {
+            "format": FORMAT,
+            "script": "attnprof package" if user else SCRIPT,
+            "torch": version,
+            "key": key,
+            "level": spec["level"],
+            "device": spec["device"],
+            "dtype": spec["dtype"],
+            "model": spec["model"],
+            "phase": spec["phase"],
+            "mask": spec["mask"],
+            "mask_input": spec["mask_input"],
+            "window": spec["window"],
+            "scale": spec["scale"],
+            "is_causal": spec["is_causal"],
+            "inputs": inputs,
+        }
+        if user:
+            meta["module"] = f"{os.path.basename(user['file'])}:{user['name']}"
+            meta["args"] = user["args"]
+        build(spec, inputs, bare, meta, cached, log, module)
+    else:
+        log(f"{path}: from the cache ({cached})")
+    tmp = path + ".tmp"
+    shutil.copyfile(cached, tmp)
+    os.replace(tmp, path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("scenario", help="a scenario file that names aoti: packages")
@@ -368,63 +549,31 @@ def main():
     ap.add_argument("--cache", default=os.path.join(os.environ.get("ATTNPROF_HOME", os.path.expanduser("~/.cache/attnprof")), "aoti"),
                     help="the content-addressed package cache (default: $ATTNPROF_HOME/aoti)")
     ap.add_argument("--force", action="store_true", help="make every package anew, cache or not")
+    ap.add_argument("--module", help="FILE.py:NAME, the user's module (a class or a factory) to package")
+    ap.add_argument("--arg", action="append", default=[], help="NAME=VALUE for the module's constructor (repeatable)")
+    ap.add_argument("-o", "--output", help="with --module: the package to make (a path the scenario names)")
     args = ap.parse_args()
     log = lambda s: print(s, flush=True)  # noqa: E731
 
     try:
+        if bool(args.module) != bool(args.output):
+            raise Refused(2, "--module and -o go together: the module, and the package the scenario names")
+        user = parse_module_arg(args.module, args.arg) if args.module else None
         if not os.access(args.attnprof, os.X_OK):
             raise Refused(3, f"{args.attnprof}: no attnprof executable (build it, or pass --attnprof)")
-        packages = {}
-        for c in attnprof_cases(args.attnprof, args.scenario):
-            if "package" in c:
-                packages.setdefault(c["package"]["path"], []).append(c)
+        packages = collect(args.attnprof, args.scenario, args.output)
         if not packages:
             log(f"{args.scenario}: names no aoti: package")
             return 0
         version = torch_version()
+        import torch
+
+        log(f"torch {version} ({os.path.dirname(torch.__file__)}), python {sys.executable}")
         os.makedirs(args.cache, exist_ok=True)
         failed = 0
         for path, cases in packages.items():
             try:
-                spec = check_cases(path, cases)
-                inputs = input_dims(spec, cases)
-                key = content_key(spec, inputs, version)
-                have = package_metadata(path)
-                if not args.force and have and have.get("key") == key:
-                    log(f"{path}: up to date")
-                    continue
-                cached = os.path.join(args.cache, key + ".pt2")
-                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-                if args.force or not os.path.isfile(cached):
-                    if spec["device"].startswith("cuda") and not cuda_available():
-                        raise Refused(
-                            3,
-                            f"{path}: a package for {spec['device']} must be made on a machine with "
-                            "that GPU (torch.cuda.is_available() is False here): run this script there",
-                        )
-                    log(f"{path}: making the {spec['level']} package for {len(cases)} case(s), {spec['model']['name']} {spec['dtype']} {spec['device']}")
-                    meta = {
-                        "format": FORMAT,
-                        "script": SCRIPT,
-                        "torch": version,
-                        "key": key,
-                        "level": spec["level"],
-                        "device": spec["device"],
-                        "dtype": spec["dtype"],
-                        "model": spec["model"],
-                        "phase": spec["phase"],
-                        "mask": spec["mask"],
-                        "window": spec["window"],
-                        "scale": spec["scale"],
-                        "is_causal": spec["is_causal"],
-                        "inputs": inputs,
-                    }
-                    build(spec, inputs, cases, meta, cached, log)
-                else:
-                    log(f"{path}: from the cache ({cached})")
-                tmp = path + ".tmp"
-                shutil.copyfile(cached, tmp)
-                os.replace(tmp, path)
+                make_one(path, cases, user, version, args, log)
             except Refused as e:
                 print(f"error: {e}", file=sys.stderr)
                 if e.code == 2:

@@ -39,6 +39,7 @@ Action setup_ab(CLI::App&);
 Action setup_report(CLI::App&);
 Action setup_push(CLI::App&);
 Action setup_pull(CLI::App&);
+Action setup_package(CLI::App&);
 
 // History filters as typed, shared by history, trend, changes and export (cmd_history.cpp).
 struct HistoryFilterText {
@@ -67,6 +68,8 @@ inline std::span<const Command> commands() {
       {"annotate", "Record accept, reset or ignore decisions that compare honours", setup_annotate},
       {"validate", "Check scenario files; print every error as file:line:col", setup_validate},
       {"list", "List the expanded cases; --shard i/n shows one CI shard's", setup_list},
+      {"package", "Package your own attention module (aoti:PATH.pt2) for a scenario's cases",
+       setup_package},
       {"env", "Describe this machine: CPU, LibTorch, CUDA, devices", setup_env},
       {"history", "Query stored history: a metric per case and run (table, CSV, JSON)",
        setup_history},

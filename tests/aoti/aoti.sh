@@ -5,8 +5,9 @@
 # `attnprof run` checks them against sdpa.math and the harness's own block, measures and traces
 # them. Then what must be refused, each with its message and exit code: a package made for other
 # shapes (skip naming the dim), a corrupted file (case error naming the path), a package that
-# claims another torch version (error naming both), a package that is not there (exit 2 before
-# anything runs; validate only notes it).
+# claims another torch version (error naming both), a package without metadata called with a
+# mask it does not take (error naming both counts and the mask), a package that is not there
+# (exit 2 before anything runs; validate only notes it).
 # Usage: aoti.sh BUILD_DIR
 set -uo pipefail
 build="$(cd "$1" && pwd)"
@@ -124,6 +125,28 @@ if [ "$rc" = 3 ] && grep -qE "aoti:user-decode.pt2 +ok" <<<"$out" &&
   ok "a package without metadata runs by the convention; a failing call is the case's error"
 else
   bad "packages without metadata (exit $rc):"; sed 's/^/    /' <<<"$out" | tail -30
+fi
+
+# The issue a user met: a module that masks itself, packaged without metadata, run for a case
+# with a custom mask file, which passes it a fourth input. The error names both counts, the
+# inputs and the mask (the stored message, whole; the table cuts long notes).
+python3 -c 'print(" ".join(["0"] * 64))' > row.mask
+sed -e 's/aoti:tiny-decode.pt2/aoti:user-decode.pt2/' -e '/name: block/,$d' \
+    -e 's/name: aoti-test/name: aoti-user-mask/' -e 's/    kv_len: 64/    kv_len: 64\n    mask: custom\n    mask_file: row.mask/' \
+    tiny.yaml > user-mask.yaml
+"$build/attnprof" run user-mask.yaml --case '*aoti*' >/dev/null 2>&1
+msg="$("$build/attnprof" export | python3 -c '
+import json, sys
+for line in sys.stdin:
+    run = json.loads(line).get("run")
+    for c in (run or {}).get("cases", []):
+        if c["spec"]["suite"] == "aoti-user-mask":
+            print(c["status"], c["message"])')"
+if grep -qF "error $work/user-decode.pt2: expected inputs vector size to be 3, but got 4" <<<"$msg" &&
+   grep -qF "(the package takes 3 inputs; this case passes 4: q, k, v, mask: mask custom is an input of this case" <<<"$msg"; then
+  ok "a package called with an input it does not take: the error names both and the mask"
+else
+  bad "a mask the package does not take: $msg"
 fi
 
 # Our metadata says another dtype: a skip naming both, before the code is loaded.

@@ -81,6 +81,8 @@ std::string value_for(const std::string& option) {
       {"--base", "'" ATTNPROF_BINARY_DIR "'"},
       {"--output", "out.yaml"},
       {"--html", "r.html"},
+      {"--scenario", "s.yaml"},  // package
+      {"--arg", "base=1"},
   };
   auto it = values.find(option);
   if (it == values.end()) {
