@@ -13,7 +13,9 @@ machine does falls on all four alike:
 
 It prints, per case, the median over rounds of each configuration's run median, the ratios that
 decide the choice (hog over no hog under each policy, passive over default without a hog), and
-how many cases each configuration flagged unstable (core/stability.h). A benchmark, run on
+how many cases each configuration flagged unstable (core/stability.h), and the same samples
+judged by both of its rules (the run-queue wait, and the CPU-time rule of samples stored before
+schema v9), so a rule's false flags on the quiet configurations show. A benchmark, run on
 purpose (minutes), never by ctest:
 
   bench/wait_policy.py --rounds 3
@@ -75,6 +77,28 @@ def medians(db, run_id):
     return {k: (m, d is not None and d > (t if t is not None else 0.10)) for k, m, d, t in rows}
 
 
+def rule_flags(db, run_id):
+    """{case key: (unstable by the run-queue wait, unstable by the CPU-time rule before schema
+    v9)}: both rules of core/stability.h applied to the same stored samples."""
+    con = sqlite3.connect(db)
+    rows = con.execute(
+        "SELECT c.case_key, json_extract(c.params, '$.hardware.threads'), "
+        "json_extract(c.params, '$.measure.max_descheduled'), s.ns, s.cpu_ns, s.invol_switches, "
+        "s.wait_ns FROM cases c JOIN samples s ON s.case_id = c.id WHERE c.run_id = ?",
+        (run_id,)).fetchall()
+    con.close()
+    per = {}
+    for key, threads, limit, ns, cpu, invol, wait in rows:
+        e = per.setdefault(key, [limit if limit is not None else 0.10, 0, 0, 0])
+        if wait is None and (cpu is None or invol is None):
+            continue
+        e[1] += 1
+        e[2] += wait is not None and wait > 0.10 * ns
+        e[3] += (cpu is not None and invol is not None and invol >= 1
+                 and cpu < 0.9 * max(1, threads or 1) * ns)
+    return {k: (w / n > lim, c / n > lim) for k, (lim, n, w, c) in per.items() if n}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--attnprof", default=os.path.join(HERE, "..", "build", "attnprof"))
@@ -92,13 +116,16 @@ def main():
         os.chmod(wrapper, 0o755)
         db = os.path.join(tmp, "h.db")
         got = {c: [] for c in CONFIGS}
+        rules = {c: [] for c in CONFIGS}
         loads = []
         for r in range(args.rounds):
             order = CONFIGS[:]
             rng.shuffle(order)
             for config in order:
                 loads.append(loadavg())
-                got[config].append(medians(db, run_once(args, config, db, wrapper)))
+                run_id = run_once(args, config, db, wrapper)
+                got[config].append(medians(db, run_id))
+                rules[config].append(rule_flags(db, run_id))
             print("round %d of %d done (load %.1f)" % (r + 1, args.rounds, loadavg()),
                   file=sys.stderr)
     keys = sorted(set().union(*[set(m) for runs in got.values() for m in runs]))
@@ -123,6 +150,11 @@ def main():
     total = sum(len(m) for m in got["default"])
     print("\nunstable cases (of %d per configuration over the rounds): %s"
           % (total, ", ".join("%s %d" % (c, flagged(c)) for c in CONFIGS)))
+    by_rule = lambda c, i: sum(1 for m in rules[c] for k in m if m[k][i])
+    print("the same samples by each rule: run-queue wait (now) %s; CPU time short of wall x "
+          "threads with a switch (before schema v9) %s"
+          % (", ".join("%s %d" % (c, by_rule(c, 0)) for c in CONFIGS),
+             ", ".join("%s %d" % (c, by_rule(c, 1)) for c in CONFIGS)))
 
 
 if __name__ == "__main__":

@@ -55,10 +55,16 @@ while(NOT rest STREQUAL "")
   string(REPLACE "," "\\," filter "${filter}")
   bracket("${line}" name)
   bracket("--test-case=${filter}" arg)
+  # A test case whose name ends "(runs alone)" measures the machine itself (a CPU hog beside
+  # a case, or its absence): ctest runs it with no other test beside it.
+  set(serial "")
+  if(line MATCHES "\\(runs alone\\)$")
+    set(serial " RUN_SERIAL TRUE")
+  endif()
   string(APPEND script
     "add_test(${name} ${exe} ${arg} --case-sensitive=true --no-version=true)\n"
     "set_tests_properties(${name} PROPERTIES WORKING_DIRECTORY ${workdir} LABELS ${TEST_LABEL}"
-    " FAIL_REGULAR_EXPRESSION ${fail_regex} SKIP_REGULAR_EXPRESSION ${skip_regex})\n")
+    " FAIL_REGULAR_EXPRESSION ${fail_regex} SKIP_REGULAR_EXPRESSION ${skip_regex}${serial})\n")
   math(EXPR count "${count} + 1")
 endwhile()
 if(count EQUAL 0)

@@ -342,8 +342,8 @@ core::CostRow cost_row_from_json(const json& j) {
 json to_json(const core::CaseResult& cr) {
   // Samples as parallel arrays: a third of the size of an array of objects.
   json ns = json::array(), at = json::array(), clk = json::array(), drop = json::array();
-  json cpu = json::array(), invol = json::array();
-  bool sched = false;  // any sample with the descheduling record (core/stability.h)
+  json cpu = json::array(), invol = json::array(), wait = json::array();
+  bool sched = false, waits = false;  // any sample with the descheduling record (core/stability.h)
   auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
   for (const auto& s : cr.samples) {
     ns.push_back(s.ns);
@@ -352,13 +352,16 @@ json to_json(const core::CaseResult& cr) {
     drop.push_back(s.dropped ? 1 : 0);
     cpu.push_back(opt(s.cpu_ns));
     invol.push_back(opt(s.invol_switches));
+    wait.push_back(opt(s.wait_ns));
     sched = sched || s.cpu_ns || s.invol_switches;
+    waits = waits || s.wait_ns;
   }
   json samples = {{"ns", ns}, {"at_ns", at}, {"sm_clock_mhz", clk}, {"dropped", drop}};
   if (sched) {
     samples["cpu_ns"] = cpu;
     samples["invol_switches"] = invol;
   }
+  if (waits) samples["wait_ns"] = wait;
   const auto& s = cr.summary;
   json cost = json::array();
   for (const auto& r : cr.cost) cost.push_back(to_json(r));
@@ -417,23 +420,26 @@ core::CaseResult case_result_from_json(const json& c) {
     within("samples", [&] {
       std::vector<std::int64_t> ns, at;
       std::vector<std::optional<double>> clk;
-      std::vector<std::optional<std::int64_t>> cpu, invol;
+      std::vector<std::optional<std::int64_t>> cpu, invol, wait;
       std::vector<int> dropped;
       get(*s, "ns", ns);
       get(*s, "at_ns", at);
       optional_array(*s, "sm_clock_mhz", clk);
       optional_array(*s, "cpu_ns", cpu);
       optional_array(*s, "invol_switches", invol);
+      optional_array(*s, "wait_ns", wait);
       get(*s, "dropped", dropped);
       // Parallel arrays: one sample is the i-th value of each. The descheduling record is
       // absent from results written before it was kept.
       if (cpu.empty()) cpu.resize(ns.size());
       if (invol.empty()) invol.resize(ns.size());
+      if (wait.empty()) wait.resize(ns.size());
       for (auto [name, size] : {std::pair{"at_ns", at.size()},
                                 {"sm_clock_mhz", clk.size()},
                                 {"dropped", dropped.size()},
                                 {"cpu_ns", cpu.size()},
-                                {"invol_switches", invol.size()}})
+                                {"invol_switches", invol.size()},
+                                {"wait_ns", wait.size()}})
         if (size != ns.size())
           throw FieldError(name,
                            fmt::format("{} values, but ns has {}: the sample arrays must be "
@@ -441,7 +447,7 @@ core::CaseResult case_result_from_json(const json& c) {
                                        size, ns.size()));
       cr.samples.resize(ns.size());
       for (std::size_t i = 0; i < ns.size(); ++i)
-        cr.samples[i] = {ns[i], at[i], clk[i], dropped[i] != 0, cpu[i], invol[i]};
+        cr.samples[i] = {ns[i], at[i], clk[i], dropped[i] != 0, cpu[i], invol[i], wait[i]};
     });
   if (const json* s = object_at(c, "summary"))
     within("summary", [&] {

@@ -8,6 +8,7 @@
 namespace attnprof::core {
 
 bool descheduled(const Sample& s, int threads) {
+  if (s.wait_ns) return static_cast<double>(*s.wait_ns) > kDescheduledWait * static_cast<double>(s.ns);
   if (!s.cpu_ns || !s.invol_switches || *s.invol_switches < 1) return false;
   const double capacity = static_cast<double>(std::max(1, threads)) * static_cast<double>(s.ns);
   return static_cast<double>(*s.cpu_ns) < (1 - kDescheduledShortfall) * capacity;
@@ -16,7 +17,7 @@ bool descheduled(const Sample& s, int threads) {
 Stability stability(const CaseResult& r) {
   Stability st;
   for (const Sample& s : r.samples) {
-    if (!s.cpu_ns || !s.invol_switches) continue;
+    if (!s.wait_ns && (!s.cpu_ns || !s.invol_switches)) continue;
     ++st.recorded;
     st.descheduled += descheduled(s, r.spec.hardware.threads);
   }

@@ -101,10 +101,13 @@ struct Sample {
   std::optional<double> sm_clock_mhz;
   bool dropped = false;  // e.g. taken while throttled; kept for the record
   // What the worker saw of being descheduled during the call (stability.h): the process's CPU
-  // time over it and its threads' involuntary context switches (getrusage). Recorded by the CPU
-  // timer; absent from GPU samples and from samples stored before they were recorded.
+  // time over it, its threads' involuntary context switches (getrusage), and the time its
+  // threads spent runnable but waiting for a CPU (the scheduler's run_delay, summed over the
+  // threads; absent where the kernel keeps no schedstat). Recorded by the CPU timer; absent
+  // from GPU samples and from samples stored before they were recorded.
   std::optional<std::int64_t> cpu_ns;
   std::optional<std::int64_t> invol_switches;
+  std::optional<std::int64_t> wait_ns;
 };
 
 // The durations every statistic uses: the samples not dropped, in order. The one rule for the

@@ -207,7 +207,8 @@ void each_case_row(sql::Connection& db, core::Run& run, const CaseIndex& index, 
 
 void read_samples(sql::Connection& db, core::Run& run, const CaseIndex& index) {
   each_case_row(db, run, index,
-                "SELECT case_id, ns, at_ns, sm_clock_mhz, dropped, cpu_ns, invol_switches FROM "
+                "SELECT case_id, ns, at_ns, sm_clock_mhz, dropped, cpu_ns, invol_switches, wait_ns "
+                "FROM "
                 "samples WHERE case_id IN (SELECT id FROM cases WHERE run_id = ?) ORDER BY "
                 "case_id, idx",
                 [](core::CaseResult& cr, const sql::Statement& st) {
@@ -218,6 +219,7 @@ void read_samples(sql::Connection& db, core::Run& run, const CaseIndex& index) {
                   s.dropped = st.int64(4) != 0;
                   s.cpu_ns = st.opt_int64(5);
                   s.invol_switches = st.opt_int64(6);
+                  s.wait_ns = st.opt_int64(7);
                   cr.samples.push_back(s);
                 });
 }

@@ -37,8 +37,8 @@ namespace {
 void insert_samples(sql::Connection& db, std::int64_t case_id, const core::CaseResult& cr) {
   sql::Statement ins(
       db,
-      "INSERT INTO samples(case_id, idx, ns, at_ns, sm_clock_mhz, dropped, cpu_ns, invol_switches) "
-      "VALUES (?,?,?,?,?,?,?,?)");
+      "INSERT INTO samples(case_id, idx, ns, at_ns, sm_clock_mhz, dropped, cpu_ns, invol_switches, "
+      "wait_ns) VALUES (?,?,?,?,?,?,?,?,?)");
   for (std::size_t i = 0; i < cr.samples.size(); ++i) {
     const auto& s = cr.samples[i];
     ins.bind(1, case_id)
@@ -49,6 +49,7 @@ void insert_samples(sql::Connection& db, std::int64_t case_id, const core::CaseR
         .bind(6, s.dropped ? 1 : 0)
         .bind(7, s.cpu_ns)
         .bind(8, s.invol_switches)
+        .bind(9, s.wait_ns)
         .run();
   }
 }

@@ -168,6 +168,14 @@ ALTER TABLE cases ADD COLUMN reference TEXT NOT NULL DEFAULT '';
 UPDATE cases SET reference = 'sdpa.math' WHERE status IN ('ok', 'failed');
 )sql";
 
+// v9: the time each sample's threads spent runnable but waiting for a CPU (the scheduler's
+// run_delay from /proc/self/task/*/schedstat): what core/stability.h judges descheduling by,
+// since CPU time short of wall time is also what threads sleeping at a barrier show on a quiet
+// machine. NULL before v9, in GPU samples, and where the kernel keeps no schedstat.
+constexpr const char* v9 = R"sql(
+ALTER TABLE samples ADD COLUMN wait_ns INTEGER;
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
@@ -177,6 +185,7 @@ constexpr Migration chain[] = {
     {6, "A/B rounds: the pair of workers that measured each", v6},
     {7, "samples: CPU time and involuntary context switches (descheduling)", v7},
     {8, "cases: the reference each output was checked against (none: not checked)", v8},
+    {9, "samples: time runnable but waiting for a CPU (descheduling)", v9},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

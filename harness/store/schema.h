@@ -15,6 +15,6 @@ struct Migration {
 };
 
 std::span<const Migration> migrations();
-inline constexpr int current_version = 8;
+inline constexpr int current_version = 9;
 
 }  // namespace attnprof::store::schema

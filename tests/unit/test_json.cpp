@@ -72,18 +72,23 @@ TEST_SUITE("core::json") {
     core::CaseResult cr;
     cr.spec.key = "m/k";
     cr.spec.measure.max_descheduled = 0.25;
-    cr.samples = {{1000, 1, std::nullopt, false, 900, 2}, {1100, 2, std::nullopt, false, 1100, 0}};
+    cr.samples = {{1000, 1, std::nullopt, false, 900, 2, 150},
+                  {1100, 2, std::nullopt, false, 1100, 0, std::nullopt}};
     const nlohmann::json j = core::to_json(cr);
     CHECK(j["samples"]["cpu_ns"] == nlohmann::json({900, 1100}));
     CHECK(j["samples"]["invol_switches"] == nlohmann::json({2, 0}));
+    CHECK(j["samples"]["wait_ns"] == nlohmann::json({150, nullptr}));
     const core::CaseResult back = core::case_result_from_json(j);
     CHECK(back.samples.at(0).cpu_ns == 900);
     CHECK(back.samples.at(0).invol_switches == 2);
+    CHECK(back.samples.at(0).wait_ns == 150);
+    CHECK_FALSE(back.samples.at(1).wait_ns.has_value());
     CHECK(back.spec.measure.max_descheduled == 0.25);
     // Written without the record (a GPU timer, an older attnprof): no arrays, none read.
     cr.samples = {{1000, 1, std::nullopt, false}};
     const nlohmann::json old = core::to_json(cr);
     CHECK_FALSE(old["samples"].contains("cpu_ns"));
+    CHECK_FALSE(old["samples"].contains("wait_ns"));
     CHECK_FALSE(core::case_result_from_json(old).samples.at(0).cpu_ns.has_value());
   }
 

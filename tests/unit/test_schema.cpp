@@ -322,4 +322,44 @@ TEST_SUITE("store::schema") {
     auto fresh = Database::open(dir.file("fresh.db"));
     CHECK(layout(db) == layout(fresh));
   }
+
+  TEST_CASE("v8 database: samples gain the run-queue wait; old samples read as without") {
+    TempDir dir;
+    const std::string p = dir.file("v8.db");
+    {
+      // A v8 history as a v8 build wrote it: one run, one case, a sample with the v7 record.
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      for (const auto& m : store::schema::migrations())
+        if (m.version <= 8)
+          REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+      const char* data = R"sql(
+        INSERT INTO environments VALUES ('fp8', '{"device.name":"cpu"}');
+        INSERT INTO runs(id, started_ns, ended_ns, status, env_fingerprint)
+          VALUES ('8888', 10, 20, 'complete', 'fp8');
+        INSERT INTO cases(id, run_id, case_key, kernel, params, status)
+          VALUES (1, '8888', 'm/prefill/b1/eager', 'eager', '{"key":"m/prefill/b1/eager"}', 'ok');
+        INSERT INTO samples VALUES (1, 0, 1000, 11, NULL, 0, 900, 2);
+        PRAGMA user_version = 8;
+      )sql";
+      REQUIRE(sqlite3_exec(raw, data, nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    auto db = Database::open(p);
+    CHECK(db.opened_at_version() == 8);
+    auto old = db.load_run("8888");
+    REQUIRE(old);
+    REQUIRE(old->cases.at(0).samples.size() == 1);
+    CHECK(old->cases[0].samples[0].cpu_ns == 900);
+    CHECK_FALSE(old->cases[0].samples[0].wait_ns.has_value());
+    core::Run run = testing::make_run("new", 30);
+    REQUIRE_FALSE(run.cases[0].samples.empty());
+    run.cases[0].samples[0].wait_ns = 4321;
+    auto back = db.load_run(db.write_run(run));
+    REQUIRE(back);
+    CHECK(back->cases[0].samples[0].wait_ns == 4321);
+    CHECK_FALSE(back->cases[0].samples[1].wait_ns.has_value());
+    auto fresh = Database::open(dir.file("fresh.db"));
+    CHECK(layout(db) == layout(fresh));
+  }
 }

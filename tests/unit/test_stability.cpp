@@ -30,8 +30,39 @@ core::CaseResult two_threads(int n, int bad) {
 }  // namespace
 
 TEST_SUITE("core::stability") {
+  TEST_CASE("with the run-queue wait recorded, a sample is descheduled by that wait alone") {
+    // 2 threads asleep at a barrier half the call (PASSIVE), switched out 4 times, but waiting
+    // for a CPU 20 us of 1 ms: a quiet machine, not a busy one.
+    core::Sample quiet = sample(1'000'000, 1'000'000, 4);
+    quiet.wait_ns = 20'000;
+    CHECK_FALSE(core::descheduled(quiet, 2));
+    // The same call, its threads kept from a CPU for 300 us in all: descheduled, whatever the
+    // CPU time says.
+    core::Sample busy = sample(1'000'000, 1'990'000, 0);
+    busy.wait_ns = 300'000;
+    CHECK(core::descheduled(busy, 2));
+    // The line: more than a tenth of the call's wall time.
+    core::Sample at = sample(1'000'000, std::nullopt, std::nullopt);
+    at.wait_ns = 100'000;
+    CHECK_FALSE(core::descheduled(at, 1));
+    at.wait_ns = 100'001;
+    CHECK(core::descheduled(at, 1));
+    // A case whose samples carry only the wait counts them as recorded.
+    core::CaseResult r;
+    r.spec.hardware.threads = 2;
+    for (int i = 0; i < 10; ++i) {
+      core::Sample s = sample(1'000'000, std::nullopt, std::nullopt);
+      s.wait_ns = i < 4 ? 500'000 : 0;
+      r.samples.push_back(s);
+    }
+    const core::Stability st = core::stability(r);
+    CHECK(st.recorded == 10);
+    CHECK(st.descheduled == 4);
+    CHECK(st.note == "unstable: descheduled in 40% of samples");
+  }
+
   TEST_CASE(
-      "a sample is descheduled by an involuntary switch that cost CPU time, not either alone") {
+      "without the wait, a sample is descheduled by an involuntary switch that cost CPU time") {
     // 2 threads over 1 ms: 2 ms of CPU is the whole capacity, 1.8 ms the line.
     CHECK(core::descheduled(sample(1'000'000, 1'000'000, 1), 2));
     CHECK_FALSE(core::descheduled(sample(1'000'000, 1'950'000, 4), 2));  // a switch, no cost

@@ -2,10 +2,16 @@
 // CUDA parts (cuda_parts.h) on the case's device and current stream.
 #include "worker/runner/timers.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "harness/core/clock.h"
 #include "worker/runner/workload.h"
@@ -19,13 +25,43 @@
 namespace attnprof::runner {
 namespace {
 
+// The time the process's threads have spent runnable but waiting for a CPU so far: the second
+// field of each /proc/self/task/TID/schedstat, summed; nullopt where the kernel keeps none. A
+// thread that exits between two reads takes its wait with it, which can only lower a sample's
+// figure: the sum is clamped at 0.
+std::optional<std::int64_t> run_queue_wait_ns() {
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return std::nullopt;
+  std::int64_t total = 0;
+  bool any = false;
+  char path[64], buf[128];
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) continue;
+    buf[n] = 0;
+    unsigned long long on_cpu = 0, waited = 0;
+    if (std::sscanf(buf, "%llu %llu", &on_cpu, &waited) != 2) continue;
+    total += static_cast<std::int64_t>(waited);
+    any = true;
+  }
+  closedir(dir);
+  return any ? std::optional<std::int64_t>(total) : std::nullopt;
+}
+
 // What the process can see of being descheduled (core/stability.h): its CPU time, every thread
-// together, and its threads' involuntary context switches so far.
+// together, its threads' involuntary context switches and run-queue wait so far.
 struct Sched {
   std::int64_t cpu_ns = 0, invol = 0;
+  std::optional<std::int64_t> wait_ns;
 };
 Sched sched_now() {
   Sched s;
+  s.wait_ns = run_queue_wait_ns();
   rusage ru{};
   if (getrusage(RUSAGE_SELF, &ru) == 0) s.invol = ru.ru_nivcsw;
   timespec ts{};
@@ -50,6 +86,8 @@ class CpuTimer final : public CaseTimer {
     s.ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
     s.cpu_ns = after.cpu_ns - before.cpu_ns;
     s.invol_switches = after.invol - before.invol;
+    if (before.wait_ns && after.wait_ns)
+      s.wait_ns = std::max<std::int64_t>(0, *after.wait_ns - *before.wait_ns);
     return s;
   }
 
