@@ -12,6 +12,9 @@
 #include "harness/util/format.h"
 
 namespace attnprof::cli {
+namespace {
+constexpr int kDefaultLast = 100;
+}  // namespace
 
 Action setup_trend(CLI::App& sub) {
   struct Opts {
@@ -22,11 +25,18 @@ Action setup_trend(CLI::App& sub) {
   add_db_option(sub, o->db);
   sub.add_option("case", o->filter.case_glob, "Case key or glob")->required();
   add_history_filters(sub, o->filter);
+  sub.get_option("--last")->description(
+      fmt::format("Only the newest N runs of each case (default {})", kDefaultLast));
   return [o] {
     auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    // The newest kDefaultLast runs unless --last says otherwise: a read costs its answer, not
+    // the history's length (a sparkline of 100,000 points says no more than one of 100).
+    store::HistoryFilter filter = to_filter(o->filter);
+    const bool windowed = !o->filter.last;
+    if (windowed) filter.last = kDefaultLast;
     std::map<std::tuple<std::string, std::string, std::string>, std::vector<store::HistoryRow>>
         series;
-    for (auto& r : store::history(db, to_filter(o->filter)))
+    for (auto& r : store::history(db, filter))
       series[{r.case_key, r.metric, r.env_fingerprint}].push_back(std::move(r));
     if (series.empty()) {
       fmt::print("no history for \"{}\"\n", o->filter.case_glob);
@@ -44,6 +54,8 @@ Action setup_trend(CLI::App& sub) {
                  env, store::sparkline(v), show(v.front()), show(v.back()),
                  v.front() != 0 ? 100 * (v.back() / v.front() - 1) : 0.0, v.size(),
                  rows.front().git_commit.substr(0, 12), rows.back().git_commit.substr(0, 12));
+      if (windowed && std::ssize(rows) == kDefaultLast)
+        fmt::print("  (the newest {} runs; --last N for more)\n", kDefaultLast);
     }
     return 0;
   };
