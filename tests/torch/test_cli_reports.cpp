@@ -1,0 +1,80 @@
+// The reports a user reads in a terminal and a browser, end to end: tables that fit $COLUMNS with
+// case keys whole.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tests/torch/cli_helpers.h"
+
+using namespace clitest;
+
+namespace {
+
+// Two tiny CPU cases, one of them a plugin op with a long key.
+const char* kSuite = R"(name: tiny
+models:
+  tiny: {heads: 2, kv_heads: 2, head_dim: 16, hidden: 32, max_positions: 512}
+model: tiny
+hardware: {device: cpu, threads: 1}
+measure: {warmup: 5ms, min_samples: 20, max_samples: 40, max_noise: 50%, time_budget: 1s}
+workloads:
+  - name: prefill
+    batch: 1
+    seq_len: 32
+    mask: none
+    kernels: [eager, "op:attnprof_test::attention"]
+)";
+
+const std::string kPluginKey = "tiny/prefill/b1-s32-fp32-none/op:attnprof_test::attention";
+
+std::size_t widest_line(const std::string& text) {
+  std::size_t widest = 0, start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::size_t w = 0;  // columns: UTF-8 lead bytes
+    for (std::size_t i = start; i < end; ++i) w += (text[i] & 0xC0) != 0x80;
+    widest = std::max(widest, w);
+    start = end + 1;
+  }
+  return widest;
+}
+
+std::string plugin() {
+  return std::string(" --plugin '") + ATTNPROF_TEST_PLUGIN + "'";
+}
+
+}  // namespace
+
+TEST_SUITE("cli.reports") {
+  TEST_CASE("tables fit COLUMNS 80 and 120 with keys whole; --wide prints every column") {
+    TempDir d;
+    d.write("t.yaml", kSuite);
+    Result run = attnprof(d.path, "run t.yaml --db h.db --commit c1" + plugin());
+    INFO(run.out);
+    REQUIRE(run.rc == 0);
+    for (int width : {80, 120}) {
+      const std::string columns = "COLUMNS=" + std::to_string(width) + " ";
+      Result show = shell_in(d.path, columns + "'" ATTNPROF_BINARY_DIR
+                                               "/attnprof' show latest "
+                                               "--db h.db --case '*'");
+      INFO(show.out);
+      CHECK(show.rc == 0);
+      CHECK(widest_line(show.out) <= static_cast<std::size_t>(width));
+      CHECK(show.out.find(kPluginKey + "  ok") != std::string::npos);
+      CHECK(show.out.find("cost matrix: " + kPluginKey + "\n") != std::string::npos);
+      CHECK(show.out.find("columns: ") != std::string::npos);  // what was left out is named
+      Result history = shell_in(d.path, columns + "'" ATTNPROF_BINARY_DIR
+                                                  "/attnprof' history "
+                                                  "--db h.db --metric summary.median_ns");
+      INFO(history.out);
+      CHECK(widest_line(history.out) <= static_cast<std::size_t>(width));
+      CHECK(history.out.find(kPluginKey) != std::string::npos);
+    }
+    Result wide = attnprof(d.path, "show latest --db h.db --case '*' --wide");
+    CHECK(wide.rc == 0);
+    CHECK(widest_line(wide.out) > 120);
+    CHECK(wide.out.find("left out") == std::string::npos);
+    CHECK(wide.out.find(" KiB") != std::string::npos);  // sizes in binary units
+  }
+}
