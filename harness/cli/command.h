@@ -50,6 +50,13 @@ std::vector<core::Case> load_cases(const std::vector<std::string>& files,
                                    const std::optional<std::string>& shard,
                                    const std::vector<std::string>& case_globs);
 
+// load_cases with no case filter, the kernels checked against the built-in names, or with
+// `plugins` against the ops a worker that loaded them registered (check_plugin_ops): what
+// validate and list read.
+std::vector<core::Case> load_cases_with_plugins(const std::vector<std::string>& files,
+                                                const std::vector<std::string>& plugins,
+                                                const std::optional<std::string>& shard);
+
 // Every "op:ns::name" kernel of `cases` must be an op a loaded plugin registered: checked before
 // anything is measured, so a typo costs seconds, not a suite's run. util::InputError at the
 // case's file:line:col, with the ops the plugins did register and a did-you-mean.

@@ -1,5 +1,5 @@
 // The reports a user reads in a terminal and a browser, end to end: tables that fit $COLUMNS with
-// case keys whole.
+// case keys whole, list and trend as they print.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -76,5 +76,36 @@ TEST_SUITE("cli.reports") {
     CHECK(widest_line(wide.out) > 120);
     CHECK(wide.out.find("left out") == std::string::npos);
     CHECK(wide.out.find(" KiB") != std::string::npos);  // sizes in binary units
+  }
+
+  TEST_CASE("list takes --plugin and estimates in time units; trend names its runs' dates") {
+    TempDir d;
+    d.write("t.yaml", kSuite);
+    Result list = attnprof(d.path, "list t.yaml" + plugin());
+    INFO(list.out);
+    CHECK(list.rc == 0);
+    CHECK(list.out.find(kPluginKey + "  cpu") != std::string::npos);
+    CHECK(list.out.find("2 cases, about ") != std::string::npos);
+    CHECK(list.out.find("about 0 s") == std::string::npos);
+    // With the library loaded, an op it does not register is refused, as validate and run do.
+    std::string typo = kSuite;
+    typo.replace(typo.find("attnprof_test::attention"), 24, "attnprof_test::atention");
+    d.write("typo.yaml", typo);
+    Result bad = attnprof(d.path, "list typo.yaml" + plugin());
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.find("registered no op \"attnprof_test::atention\"") != std::string::npos);
+    Result empty = attnprof(d.path, "trend --db h.db");
+    CHECK(empty.rc == 2);
+    CHECK(empty.out.find("trend needs a case key or glob") != std::string::npos);
+    REQUIRE(attnprof(d.path, "run t.yaml --db h.db --no-trace --case '*eager'").rc == 0);
+    Result named = attnprof(d.path, "trend --db h.db");
+    CHECK(named.rc == 2);
+    CHECK(named.out.find("cases of the newest run: tiny/prefill/b1-s32-fp32-none/eager") !=
+          std::string::npos);
+    Result trend = attnprof(d.path, "trend --db h.db 'tiny/*'");
+    INFO(trend.out);
+    CHECK(trend.rc == 0);
+    CHECK(trend.out.find("1 runs, ") != std::string::npos);
+    CHECK(trend.out.find("..") == std::string::npos);  // no empty commit range
   }
 }
