@@ -271,14 +271,35 @@ void plot_history_annotations(Plot& plot, const store::CaseHistory& h, const His
   }
 }
 
+// The x axis of a history: at most eight runs ticked, evenly spread, each with its date over its
+// commit.
+std::vector<std::pair<double, std::string>> history_ticks(
+    const std::vector<store::HistoryPoint>& p) {
+  std::vector<std::pair<double, std::string>> t;
+  const std::size_t step = std::max<std::size_t>(1, (p.size() + 7) / 8);
+  for (std::size_t i = 0; i < p.size(); i += step) {
+    const std::string day = date(p[i].started_ns);
+    t.emplace_back(static_cast<double>(i),
+                   fmt::format("{}\n{}", day.size() > 5 ? day.substr(5) : day,
+                               p[i].commit.empty() ? "-" : p[i].commit.substr(0, 7)));
+  }
+  return t;
+}
+
 // The case's runs oldest first, with its change points and annotations. Needs a run.
 std::string history_svg(const store::CaseHistory& h) {
   const HistoryRange r = history_range(h);
   const double n = std::max<double>(1, h.points.size() - 1);
-  Plot plot({0, n, false, "run (oldest first)"}, {r.bottom(), r.top(), false, "median"});
+  Plot plot({0, n, false, "run: date (UTC) and commit, oldest first"},
+            {r.bottom(), r.top(), false, "median"});
+  plot.set_x_ticks(history_ticks(h.points));
   plot_history_runs(plot, h.points);
   plot_history_changes(plot, h, r);
   plot_history_annotations(plot, h, r);
+  std::vector<Plot::Entry> legend{{"#0969da", "median"}, {"#ddf4ff", "its confidence interval"}};
+  if (!h.changes.empty()) legend.push_back({"#cf222e", "change point"});
+  if (!h.annotations.empty()) legend.push_back({"#8250df", "annotation"});
+  plot.legend(legend);
   return plot.svg(
       "history of " + h.key, [](double v) { return fmt::format("{:g}", v + 1); },
       [](double v) { return util::format_duration(v); });
@@ -423,13 +444,32 @@ std::string html_gate(const GateReport& r) {
               body);
 }
 
-std::string html_history(const store::CaseHistory& h) {
-  std::string body =
-      fmt::format("<p>Case <code>{}</code> in environment <code>{}</code>: {} run(s).</p>\n",
-                  esc(h.key), esc(h.env_fingerprint), h.points.size());
-  if (!h.points.empty()) body += history_svg(h);
-  body += history_changes(h) + history_annotations(h) + history_runs(h);
-  return page("attnprof history: " + h.key, body);
+std::string html_history(const std::vector<store::CaseHistory>& cases, const std::string& glob) {
+  const std::string env = cases.empty() ? "" : cases.front().env_fingerprint;
+  std::string body;
+  if (cases.size() == 1) {
+    body = fmt::format("<p>Case <code>{}</code> in environment <code>{}</code>: {} run(s).</p>\n",
+                       esc(cases[0].key), esc(env), cases[0].points.size());
+  } else {
+    body = fmt::format(
+        "<p>{} cases match <code>{}</code> in environment <code>{}</code>, each drawn below.</p>\n",
+        cases.size(), esc(glob), esc(env));
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& h : cases)
+      rows.push_back({h.key, std::to_string(h.points.size()),
+                      h.points.empty() ? "" : dur(h.points.back().median_ns),
+                      std::to_string(h.changes.size())});
+    body += table({"case", "runs", "newest median", "change points"}, rows);
+  }
+  for (const auto& h : cases) {
+    if (cases.size() > 1) body += "<h2 class=\"case\"><code>" + esc(h.key) + "</code></h2>\n";
+    if (!h.points.empty()) body += history_svg(h);
+    body += history_changes(h) + history_annotations(h) + history_runs(h);
+  }
+  return page(cases.size() == 1
+                  ? "attnprof history: " + cases[0].key
+                  : fmt::format("attnprof history: {} ({} cases)", glob, cases.size()),
+              body);
 }
 
 }  // namespace attnprof::report

@@ -5,7 +5,8 @@
 //                 the per-op diff (GateReport::ab);
 //   html_run      a stored run: its results, a roofline of every kernel-level case against
 //                 the device's peaks, and each case's cost matrix;
-//   html_history  one case's history: its medians with their intervals over runs, the change
+//   html_history  the history of each case a glob matches: its medians with their intervals
+//                 over runs (the x axis dated and each run's commit under its date), the change
 //                 points with their commit ranges, and the annotations (accept, reset, ignore).
 #pragma once
 
@@ -22,7 +23,8 @@ namespace attnprof::report {
 std::string html_gate(const GateReport& report);
 std::string html_run(const core::Run& run);
 
-std::string html_history(const store::CaseHistory& history);  // store::case_history
+// The history of each case store::case_histories found for `glob`, one chart each.
+std::string html_history(const std::vector<store::CaseHistory>& cases, const std::string& glob);
 
 // The device peaks a case was judged against, from its roofline metrics (achieved / fraction
 // of peak); 0 where unknown.

@@ -1,5 +1,5 @@
 // The reports a user reads in a terminal and a browser, end to end: tables that fit $COLUMNS with
-// case keys whole, list and trend as they print.
+// case keys whole, list and trend as they print, a glob's history report.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -107,5 +107,25 @@ TEST_SUITE("cli.reports") {
     CHECK(trend.rc == 0);
     CHECK(trend.out.find("1 runs, ") != std::string::npos);
     CHECK(trend.out.find("..") == std::string::npos);  // no empty commit range
+  }
+
+  TEST_CASE("report --case with a glob draws every matching case") {
+    TempDir d;
+    d.write("t.yaml", kSuite);
+    for (const char* commit : {"c1", "c2"})
+      REQUIRE(attnprof(d.path,
+                       std::string("run t.yaml --db h.db --no-trace --commit ") + commit + plugin())
+                  .rc == 0);
+    Result r = attnprof(d.path, "report --db h.db --case 'tiny/*' --html h.html");
+    INFO(r.out);
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("history of tiny/prefill/b1-s32-fp32-none/eager (2 runs") !=
+          std::string::npos);
+    CHECK(r.out.find("history of " + kPluginKey + " (2 runs") != std::string::npos);
+    const std::string html = d.read("h.html");
+    CHECK(html.find("<title>history of tiny/prefill/b1-s32-fp32-none/eager</title>") !=
+          std::string::npos);
+    CHECK(html.find("<title>history of " + kPluginKey + "</title>") != std::string::npos);
+    CHECK(html.find("<title>attnprof history: tiny/* (2 cases)</title>") != std::string::npos);
   }
 }

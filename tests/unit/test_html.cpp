@@ -108,19 +108,53 @@ TEST_SUITE("report::html") {
     a.author = "dev";
     db.add_annotation(a);
     const std::string key = "m/prefill/b1-s128-fp32-none/cpu.naive";
-    store::CaseHistory h = store::case_history(db, key);
+    const std::vector<store::CaseHistory> found = store::case_histories(db, key);
+    REQUIRE(found.size() == 1);
+    const store::CaseHistory& h = found[0];
     REQUIRE(h.points.size() == 12);
     CHECK(h.points[0].commit == "c00");
     CHECK(h.points[11].ci_high_ns == 1510);
     REQUIRE(h.changes.size() == 1);
     CHECK(h.changes[0].point.index == 6);
     REQUIRE(h.annotations.size() == 1);
-    const std::string html = report::html_history(h);
+    const std::string html = report::html_history(found, key);
     check_self_contained(html);
     CHECK(count(html, "class=\"point\"") == 12);
     CHECK(count(html, "class=\"change\"") == 1);
     CHECK(html.find("change +50.0% between c05 and c06") != std::string::npos);
     CHECK(html.find("<title>accept: new tiling (dev)</title>") != std::string::npos);
-    CHECK_THROWS_AS(store::case_history(db, "no/such/case"), util::InputError);
+    CHECK_THROWS_AS(store::case_histories(db, "no/such/case"), util::InputError);
+  }
+
+  TEST_CASE("a glob's history draws every matching case, its x axis dated; too many are refused") {
+    testing::TempDir d;
+    auto db = store::Database::open(d.file("h.db"));
+    for (int i = 0; i < 3; ++i)  // 2026-11-29 10:00 UTC, a day apart
+      db.write_run(testing::make_run(fmt::format("c{:02}", i),
+                                     (1'795'946'400LL + i * 86400LL) * 1'000'000'000LL, 3));
+    const std::vector<store::CaseHistory> found = store::case_histories(db, "m/prefill/*");
+    REQUIRE(found.size() == 3);
+    const std::string html = report::html_history(found, "m/prefill/*");
+    check_self_contained(html);
+    CHECK(html.find("<title>attnprof history: m/prefill/* (3 cases)</title>") != std::string::npos);
+    CHECK(html.find("3 cases match <code>m/prefill/*</code>") != std::string::npos);
+    CHECK(count(html, "<svg") == 3);
+    CHECK(count(html, "class=\"point\"") == 9);
+    for (const auto& h : found) {
+      CHECK(h.points.size() == 3);
+      CHECK(html.find("<title>history of " + h.key + "</title>") != std::string::npos);
+    }
+    CHECK(count(html, "<tspan x=\"72.0\">11-29 10:00</tspan>") == 3);
+    CHECK(html.find(">12-01 10:00</tspan><tspan x=\"744.0\" dy=\"12\">c02</tspan>") !=
+          std::string::npos);
+    CHECK(count(html, "class=\"legend\"") == 6);  // median and its interval, each chart
+    for (int i = 3; i < 52; ++i) {
+      core::Run wide = testing::make_run("w", 1'795'946'400'000'000'000LL, 1);
+      wide.cases[0].spec.key = fmt::format("m/prefill/many{:02}/cpu.naive", i);
+      db.write_run(wide);
+    }
+    CHECK_THROWS_WITH_AS(store::case_histories(db, "m/prefill/*"),
+                         doctest::Contains("matches 52 cases, more than the 50 one report draws"),
+                         util::InputError);
   }
 }
