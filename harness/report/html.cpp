@@ -168,17 +168,20 @@ std::string rounds_svg(const AbCase& a, double tolerance) {
       [](double v) { return fmt::format("{:.3f}", v); });
 }
 
+// "Run 0f1e2d3c, started 2026-11-30 10:37, commit 4d5e6f7a8b9c on branch main; device ...": a
+// field the run did not record is left out, never printed empty.
 std::string run_line(const core::Run& run) {
   auto field = [&](const char* k) {
     auto it = run.env.fields.find(k);
     return it == run.env.fields.end() ? std::string("?") : it->second;
   };
-  return fmt::format(
-      "<p>Run <code>{}</code> at commit <code>{}</code> on branch <code>{}</code>, "
-      "{}; device <b>{}</b>, environment <code>{}</code>.</p>\n",
-      esc(run.id), esc(run.git_commit.empty() ? "unknown" : run.git_commit.substr(0, 12)),
-      esc(run.git_branch), esc(date(run.started_ns)), esc(field("device.name")),
-      esc(run.env.fingerprint()));
+  std::string s = "<p>Run <code>" + esc(run.id) + "</code>";
+  if (run.started_ns > 0) s += ", started " + esc(date(run.started_ns));
+  s += run.git_commit.empty() ? ", no commit recorded"
+                              : ", commit <code>" + esc(run.git_commit.substr(0, 12)) + "</code>";
+  if (!run.git_branch.empty()) s += " on branch <code>" + esc(run.git_branch) + "</code>";
+  return s + fmt::format("; device <b>{}</b>, environment <code>{}</code>.</p>\n",
+                         esc(field("device.name")), esc(run.env.fingerprint()));
 }
 
 std::string case_section(const core::CaseResult& c) {

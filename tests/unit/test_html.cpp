@@ -51,6 +51,21 @@ TEST_SUITE("report::html") {
     CHECK(report::case_peaks(run.cases[0]).gbps == doctest::Approx(2000));
   }
 
+  TEST_CASE("a run's line leaves out what the run did not record") {
+    core::Run run = testing::make_run("4d5e6f7a8b9c0d1e", 1'795'946'400'000'000'000LL);
+    run.id = "0f1e2d3c";
+    CHECK(report::html_run(run).find("<p>Run <code>0f1e2d3c</code>, started 2026-11-29 10:00, "
+                                     "commit <code>4d5e6f7a8b9c</code> on branch "
+                                     "<code>main</code>; device") != std::string::npos);
+    run.git_commit.clear();
+    run.git_branch.clear();
+    const std::string html = report::html_run(run);
+    CHECK(html.find("<p>Run <code>0f1e2d3c</code>, started 2026-11-29 10:00, no commit "
+                    "recorded; device") != std::string::npos);
+    CHECK(html.find("commit unknown") == std::string::npos);
+    CHECK(html.find("<code></code>") == std::string::npos);
+  }
+
   TEST_CASE("without peaks the roofline says so instead of drawing a roof") {
     core::Run run = testing::make_run("abc123", 1);
     for (auto& c : run.cases) c.metrics["bandwidth.achieved_gbps"] = 20;
