@@ -419,6 +419,7 @@ std::string html_gate(const GateReport& r) {
   body += "<h2>Verdicts</h2>\n" +
           table({"case", "verdict", "baseline", "now", "change", "99% CI", "tol", "reason"}, rows,
                 classes);
+  if (r.mode == "ab") body += "<p class=\"note\">" + esc(kPairedNote) + "</p>\n";
   if (r.ab) {
     body += "<h2>A/B: " + esc(r.ab->base_label) + " → " + esc(r.ab->head_label) + "</h2>\n";
     for (auto* v : sorted) {

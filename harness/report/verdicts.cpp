@@ -230,6 +230,7 @@ std::string console_report(const GateReport& r, std::size_t width) {
                            // and commas); the notes
   // stay whole lines, since gate scripts look for them word for word (kSameBuildNote).
   std::vector<std::string> lines{verdict_counts(r.verdicts)};
+  if (r.mode == "ab") lines.insert(lines.begin(), kPairedNote);
   for (const auto& text : lines)
     for (const auto& part : width > 0 ? wrap(text, width) : std::vector{text}) out += part + "\n";
   for (const auto& note : report_notes(r)) out += note + "\n";
@@ -269,6 +270,7 @@ std::string markdown_report(const GateReport& r, std::size_t limit) {
   std::size_t left_out = 0;
   auto fits = [&](const std::string& more) { return md.size() + more.size() + reserve < limit; };
 
+  if (r.mode == "ab") md += std::string(kPairedNote) + "\n\n";
   if (!notable.empty()) {
     md += table_header();
     for (auto* c : notable) {

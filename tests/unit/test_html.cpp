@@ -94,6 +94,8 @@ TEST_SUITE("report::html") {
                                            {{"aten::bmm", "[[1]]", "", 1, 150, 150}});
     html = report::html_gate(r);
     CHECK(html.find("<h2>A/B: merge base → head</h2>") != std::string::npos);
+    CHECK(html.find(std::string("<p class=\"note\">change and 99% CI are paired: ")) !=
+          std::string::npos);
     CHECK(count(html, "<svg") == 1);  // the rounds; no roofline without metrics
     CHECK(count(html, "class=\"point\"") == 2);
     CHECK(html.find("<td>aten::bmm</td><td>[[1]]</td>") != std::string::npos);

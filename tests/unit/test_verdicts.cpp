@@ -130,6 +130,16 @@ TEST_SUITE("report::verdicts") {
     CHECK(wide.find("left out") == std::string::npos);
   }
 
+  TEST_CASE("an A/B's reports say that its change is paired and its medians are not") {
+    report::GateReport r = sample_report();
+    CHECK(report::markdown_report(r).find(report::kPairedNote) == std::string::npos);
+    r.mode = "ab";
+    const std::string md = report::markdown_report(r);
+    CHECK(md.find(std::string(report::kPairedNote) + "\n\n| case |") != std::string::npos);
+    CHECK(report::console_report(r, 0).find(std::string(report::kPairedNote) + "\n") !=
+          std::string::npos);
+  }
+
   TEST_CASE("an A/B's op diff: worst first, ops on one side only included, in every format") {
     core::CostRow bmm{"aten::bmm", "[[1,8,64,64]]", "", 2, 2000, 2000};
     core::CostRow softmax{"aten::softmax", "[[1,8,64,64]]", "", 1, 500, 500};
