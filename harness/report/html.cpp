@@ -9,6 +9,7 @@
 #include <ctime>
 #include <map>
 
+#include "harness/costmatrix/roofline.h"
 #include "harness/gate/annotations.h"
 #include "harness/report/format.h"
 #include "harness/report/html_page.h"
@@ -29,7 +30,7 @@ using svg::number_label;
 using svg::Plot;
 
 struct RooflinePoint {
-  std::string label;
+  std::string label, bound;
   double intensity = 0, tflops = 0;
 };
 
@@ -53,29 +54,39 @@ std::string roofline_svg(const std::vector<RooflinePoint>& points, Peaks peaks) 
   if (roof) {
     const double a = std::pow(10.0, std::floor(std::log10(xlo)));
     const double b = std::pow(10.0, std::ceil(std::log10(xhi)));
+    // "50 TFLOP/s, 2000 GB/s"; a CPU's few GFLOP/s keep three figures ("0.0431 TFLOP/s").
+    const std::string text = fmt::format("{:.3g} TFLOP/s, {:.0f} GB/s", peaks.tflops, peaks.gbps);
     plot.add(fmt::format(
         "<polyline class=\"roof\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"2\" "
-        "points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"><title>peaks: {:.1f} TFLOP/s, "
-        "{:.0f} GB/s</title></polyline>",
+        "points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"><title>peaks: {}</title></polyline>",
         plot.px(a), plot.py(peaks.gbps * a / 1000), plot.px(ridge), plot.py(peaks.tflops),
-        plot.px(b), plot.py(peaks.tflops), peaks.tflops, peaks.gbps));
-    plot.add(
-        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#cf222e\">{:.1f} TFLOP/s, "
-                    "{:.0f} GB/s</text>",
-                    plot.px(ridge) + 6, plot.py(peaks.tflops) + 14, peaks.tflops, peaks.gbps));
+        plot.px(b), plot.py(peaks.tflops), text));
+    plot.add(fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#cf222e\">{}</text>",
+                         plot.px(ridge) + 6, plot.py(peaks.tflops) + 14, text));
   }
-  for (const auto& p : points)
+  // Each dot numbered beside it; the table under the chart says which case each number is.
+  std::vector<std::vector<std::string>> marks;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
     plot.add(
-        fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" "
-                    "fill=\"#0969da\"><title>{}: {:.3g} FLOP/byte, {:.3g} TFLOP/s</title>"
-                    "</circle>",
-                    plot.px(p.intensity), plot.py(p.tflops), esc(p.label), p.intensity, p.tflops));
+        fmt::format("<circle class=\"point\" cx=\"{0:.1f}\" cy=\"{1:.1f}\" r=\"4\" "
+                    "fill=\"#0969da\"><title>{2}: {3:.3g} FLOP/byte, {4:.3g} TFLOP/s</title>"
+                    "</circle><text class=\"mark\" x=\"{5:.1f}\" y=\"{6:.1f}\">{7}</text>",
+                    plot.px(p.intensity), plot.py(p.tflops), esc(p.label), p.intensity, p.tflops,
+                    plot.px(p.intensity) + 6, plot.py(p.tflops) - 6, i + 1));
+    marks.push_back({std::to_string(i + 1), p.label, fmt::format("{:.3g}", p.intensity),
+                     fmt::format("{:.3g}", p.tflops), p.bound});
+  }
+  if (roof)
+    plot.legend({{"#0969da", "case (numbered below)"}, {"#cf222e", "roof: " + peaks.source}});
   std::string out = plot.svg("roofline", number_label, number_label);
+  out += table({"mark", "case", "FLOP/byte", "TFLOP/s", "bound"}, marks);
   if (!roof)
     out +=
         "<p class=\"muted\">Device peaks unknown for these cases: no roof drawn (a GPU's "
-        "come from its properties; on a CPU set <code>hardware.peak_tflops</code> and "
-        "<code>hardware.peak_gbps</code> in the scenario).</p>\n";
+        "come from its properties, a CPU's from the worker's probe; or set "
+        "<code>hardware.peak_tflops</code> and <code>hardware.peak_gbps</code> in the "
+        "scenario).</p>\n";
   return out;
 }
 
@@ -88,9 +99,12 @@ std::vector<RooflinePoint> roofline_points(const std::vector<const core::CaseRes
     if (c->spec.level != core::Level::kernel || tf == c->metrics.end() || gb == c->metrics.end() ||
         tf->second <= 0 || gb->second <= 0)
       continue;
-    points.push_back({c->spec.key, tf->second * 1000 / gb->second, tf->second});
+    std::string bound;
+    for (const char* b : {"memory-bound", "compute-bound", "launch-bound"})
+      if (c->metrics.count(costmatrix::bound_metric(b))) bound = b;
+    points.push_back({c->spec.key, bound, tf->second * 1000 / gb->second, tf->second});
     const Peaks p = case_peaks(*c);
-    peaks.tflops = std::max(peaks.tflops, p.tflops);
+    if (p.tflops > peaks.tflops) peaks.tflops = p.tflops, peaks.source = p.source;
     peaks.gbps = std::max(peaks.gbps, p.gbps);
   }
   return points;
@@ -163,6 +177,9 @@ std::string rounds_svg(const AbCase& a, double tolerance) {
         plot.px(i), plot.py(r.head_ns / r.base_ns), r.head_first() ? "#8250df" : "#0969da", i + 1,
         dur(r.base_ns), dur(r.head_ns), r.head_first() ? "head" : "base"));
   }
+  plot.legend({{"#0969da", "base ran first"},
+               {"#8250df", "head ran first"},
+               {"#dafbe1", fmt::format("tolerance ±{:.1f}%", 100 * tolerance)}});
   return plot.svg(
       "A/B rounds: " + a.key, [](double v) { return fmt::format("{:g}", v + 1); },
       [](double v) { return fmt::format("{:.3f}", v); });
@@ -353,10 +370,14 @@ Peaks case_peaks(const core::CaseResult& c) {
     return a != c.metrics.end() && f != c.metrics.end() && f->second > 0 ? a->second / f->second
                                                                          : 0.0;
   };
+  const bool scenario = p.tflops > 0 || p.gbps > 0;
   if (p.tflops <= 0)
     p.tflops = ratio("roofline.throughput.tflops", "roofline.throughput.fraction_of_peak");
   if (p.gbps <= 0)
     p.gbps = ratio("roofline.bandwidth.achieved_gbps", "roofline.bandwidth.fraction_of_peak");
+  p.source = scenario                                   ? "the scenario's hardware.peak_*"
+             : c.metrics.count("roofline.peaks_probed") ? "measured (triad and GEMM probe)"
+                                                        : "the device's properties";
   return p;
 }
 

@@ -26,10 +26,12 @@ std::string html_run(const core::Run& run);
 // The history of each case store::case_histories found for `glob`, one chart each.
 std::string html_history(const std::vector<store::CaseHistory>& cases, const std::string& glob);
 
-// The device peaks a case was judged against, from its roofline metrics (achieved / fraction
-// of peak); 0 where unknown.
+// The device peaks a case was judged against: the scenario's hardware.peak_*, else from its
+// roofline metrics (achieved / fraction of peak, which the worker took from the GPU's
+// properties or, on a CPU, its measured probe); 0 where unknown. `source` says which.
 struct Peaks {
   double tflops = 0, gbps = 0;
+  std::string source;
 };
 Peaks case_peaks(const core::CaseResult& c);
 

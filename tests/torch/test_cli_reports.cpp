@@ -1,5 +1,5 @@
 // The reports a user reads in a terminal and a browser, end to end: tables that fit $COLUMNS with
-// case keys whole, list and trend as they print, a glob's history report.
+// case keys whole, list and trend as they print, a glob's history report, a CPU run's roof.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -127,5 +127,30 @@ TEST_SUITE("cli.reports") {
           std::string::npos);
     CHECK(html.find("<title>history of " + kPluginKey + "</title>") != std::string::npos);
     CHECK(html.find("<title>attnprof history: tiny/* (2 cases)</title>") != std::string::npos);
+  }
+
+  TEST_CASE("a CPU run's roofline has a roof from a probe measured once, or the scenario's") {
+    TempDir d;
+    d.write("t.yaml", kSuite);
+    const std::string cache = "ATTNPROF_CACHE_DIR='" + d.path.string() + "/cache' ";
+    const std::string bin = "'" ATTNPROF_BINARY_DIR "/attnprof' ";
+    REQUIRE(shell_in(d.path, cache + bin + "run t.yaml --db h.db --case '*eager'").rc == 0);
+    const std::string probed = d.read("cache/cpu-peaks.json");
+    CHECK(probed.find("/threads=1\": {") != std::string::npos);
+    REQUIRE(shell_in(d.path, cache + bin + "run t.yaml --db h.db --case '*eager'").rc == 0);
+    CHECK(d.read("cache/cpu-peaks.json") == probed);  // measured once, then read
+    REQUIRE(attnprof(d.path, "report --db h.db --html run.html").rc == 0);
+    std::string html = d.read("run.html");
+    CHECK(html.find("class=\"roof\"") != std::string::npos);
+    CHECK(html.find("roof: measured (triad and GEMM probe)") != std::string::npos);
+    CHECK(html.find("<text class=\"mark\"") != std::string::npos);
+    std::string given = kSuite;
+    given.replace(given.find("threads: 1}"), 11, "threads: 1, peak_tflops: 2, peak_gbps: 50}");
+    d.write("given.yaml", given);
+    REQUIRE(shell_in(d.path, cache + bin + "run given.yaml --db g.db --case '*eager'").rc == 0);
+    REQUIRE(attnprof(d.path, "report --db g.db --html given.html").rc == 0);
+    html = d.read("given.html");
+    CHECK(html.find("peaks: 2 TFLOP/s, 50 GB/s") != std::string::npos);
+    CHECK(html.find("roof: the scenario&apos;s hardware.peak_*") != std::string::npos);
   }
 }

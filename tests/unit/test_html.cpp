@@ -45,7 +45,12 @@ TEST_SUITE("report::html") {
     CHECK(count(html, "<svg") == 1);
     CHECK(count(html, "class=\"point\"") == 2);
     CHECK(html.find("class=\"roof\"") != std::string::npos);
-    CHECK(html.find("peaks: 50.0 TFLOP/s, 2000 GB/s") != std::string::npos);
+    CHECK(html.find("peaks: 50 TFLOP/s, 2000 GB/s") != std::string::npos);
+    // Each dot numbered, the number's case named under the chart; the roof's source in a legend.
+    CHECK(html.find("<text class=\"mark\"") != std::string::npos);
+    CHECK(html.find("<tr><td class=\"n\">1</td><td>m/prefill/b1-s128-fp32-none/cpu.naive</td>") !=
+          std::string::npos);
+    CHECK(html.find("roof: the device&apos;s properties") != std::string::npos);
     CHECK(html.find("max error 0.5 &lt;at&gt; [0, 3] second line") != std::string::npos);
     CHECK(count(html, "<td>aten::bmm</td>") == 2);
     CHECK(report::case_peaks(run.cases[0]).gbps == doctest::Approx(2000));
