@@ -129,10 +129,11 @@ std::string cost_table(const core::CaseResult& c, std::size_t rows = 25) {
     body.push_back({r.op, r.input_shapes, std::to_string(r.calls), dur(r.cpu_self_ns),
                     dur(r.cpu_total_ns), dur(r.device_self_ns), dur(r.device_total_ns),
                     r.share > 0 ? fmt::format("{:.1f}%", 100 * r.share) : "",
-                    r.bytes_allocated ? fmt::format("{}", r.bytes_allocated) : "", kernels});
+                    r.bytes_allocated ? util::format_bytes(double(r.bytes_allocated)) : "",
+                    kernels});
   }
   std::string out = table({"op", "input shapes", "calls", "CPU self", "CPU total", "device self",
-                           "device total", "share", "bytes", "kernels"},
+                           "device total", "share", "allocated", "kernels"},
                           body);
   if (sorted.size() > rows)
     out += fmt::format("<p class=\"muted\">{} more op(s) not shown.</p>\n", sorted.size() - rows);

@@ -36,7 +36,7 @@ std::string pad_to(const std::string& s, std::size_t w, bool right) {
 
 bool numeric(const std::string& s) {
   static const std::regex number(
-      R"(^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?( ?(%|ns|us|ms|s|x))?$)");
+      R"(^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?( ?(%|ns|us|ms|s|x|B|KiB|MiB|GiB))?$)");
   return std::regex_match(s, number);
 }
 

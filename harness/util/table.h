@@ -13,7 +13,8 @@ inline constexpr std::size_t kConsoleWidth = 120;
 // The longest a table cell gets (in columns) before it is cut with "…", outside --wide.
 inline constexpr std::size_t kCellCap = 160;
 
-// A number, optionally with a unit ("12.3 us", "+4.50%", "1.02x"): tables right-align these.
+// A number, optionally with a unit ("12.3 us", "+4.50%", "1.02x", "384.00 KiB"): tables
+// right-align these.
 bool numeric(const std::string& cell);
 
 // Display width in columns: counts UTF-8 code points, not bytes ("±", "…", "▁").

@@ -39,6 +39,7 @@ TEST_SUITE("report::html") {
     }
     run.cases[1].status = core::CaseStatus::failed;
     run.cases[1].message = "max error 0.5 <at> [0, 3]\nsecond line";
+    run.cases[0].cost[0].bytes_allocated = 393216;
     const std::string html = report::html_run(run);
     check_self_contained(html);
     CHECK(html.find("<!DOCTYPE html>") == 0);
@@ -53,6 +54,8 @@ TEST_SUITE("report::html") {
     CHECK(html.find("roof: the device&apos;s properties") != std::string::npos);
     CHECK(html.find("max error 0.5 &lt;at&gt; [0, 3] second line") != std::string::npos);
     CHECK(count(html, "<td>aten::bmm</td>") == 2);
+    CHECK(html.find("<td class=\"n\">384.00 KiB</td>") != std::string::npos);  // as the console
+    CHECK(html.find("393216") == std::string::npos);
     CHECK(report::case_peaks(run.cases[0]).gbps == doctest::Approx(2000));
   }
 
