@@ -32,10 +32,8 @@ struct RunArgs {
   bool no_trace = false;
   bool require_hardware = false;
   int cost_rows = 0;
-  std::string sort;
-  std::string perfetto_dir;
-  bool counters = false;
-  bool wide = false;
+  std::string sort, perfetto_dir;
+  bool counters = false, wide = false;
   std::string resume;
   std::string worker;
   double case_timeout_s = 0;
@@ -93,13 +91,11 @@ int run(const RunArgs& a) {
   };
   const core::Run run = session::run_cases(db, sup, std::move(open), cases, options);
 
-  const std::size_t width = table_width(a.wide);
-  fmt::print("\n{}", report::results_table(run, width));
-  for (const auto& r : run.cases) {
-    if (r.cost.empty() || a.cost_rows <= 0) continue;
-    fmt::print("\ncost matrix: {}\n{}", r.spec.key,
-               sort_or_bad_input(r.cost, a.sort, a.cost_rows, width));
-  }
+  fmt::print("\n{}", report::results_table(run, table_width(a.wide)));
+  for (const auto& r : run.cases)
+    if (!r.cost.empty() && a.cost_rows > 0)
+      fmt::print("\ncost matrix: {}\n{}", r.spec.key,
+                 sort_or_bad_input(r.cost, a.sort, a.cost_rows, table_width(a.wide)));
   if (a.cost_rows <= 0)
     fmt::print("\ncost matrices: attnprof show {} --case KEY (or run --cost-rows N)\n",
                run.id.substr(0, 8));
