@@ -163,12 +163,12 @@ std::string render_table(const std::vector<core::CostRow>& rows, std::string_vie
   }
 
   // Drop ranks: what a narrow terminal loses first. The self time of the device that ran the
-  // op, and the name, always stay.
+  // op, and the name, always stay; with device time the CPU's columns go before the device's.
   std::vector<Column> cols = {{"Name", name_width, true, 0},
-                              {"Self CPU %", kNumWidth, false, 7},
-                              {"Self CPU", kNumWidth, false, device ? 10 : 0},
+                              {"Self CPU %", kNumWidth, false, device ? 5 : 7},
+                              {"Self CPU", kNumWidth, false, device ? 6 : 0},
                               {"CPU total %", kNumWidth, false, 1},
-                              {"CPU total", kNumWidth, false, 8},
+                              {"CPU total", kNumWidth, false, device ? 5 : 8},
                               {"CPU time avg", kNumWidth, false, 5}};
   if (device) {
     cols.insert(cols.end(), {{"Self Device", kNumWidth, false, 0},

@@ -121,6 +121,20 @@ TEST_SUITE("costmatrix::Table") {
     CHECK(costmatrix::render_table(rows, "", 0, 0).find("left out") == std::string::npos);
   }
 
+  TEST_CASE("with device columns, at 120 and 80: the device's self time and the name stay") {
+    std::vector<core::CostRow> rows = {
+        row("aten::_scaled_dot_product_flash_attention", 1, 9000, 9500, 41000, 41000),
+        row("aten::empty", 2, 800, 800)};
+    rows[0].launches = 1;
+    rows[0].kernels = {{"pytorch_flash::flash_fwd_kernel", 1}};
+    for (std::size_t width : {120, 80}) {
+      const std::string out = costmatrix::render_table(rows, "", 0, width);
+      testing::check_golden(fmt::format("costmatrix.device.{}.txt", width), out);
+      CHECK(out.find("Self Device  ") != std::string::npos);
+      CHECK(out.find("41.000us") != std::string::npos);
+    }
+  }
+
   TEST_CASE("an unknown sort key names the valid ones") {
     CHECK_THROWS_WITH_AS(
         costmatrix::render_table({}, "self_cuda", 0),
