@@ -15,6 +15,7 @@ Action setup_changes(CLI::App& sub) {
     std::string db, format = "table";
     HistoryFilterText filter;
     stats::ChangePointSettings settings;
+    bool wide = false;
   };
   auto o = std::make_shared<Opts>();
   // A 0.2% shift is statistically real often enough on long series and never worth a look.
@@ -29,11 +30,12 @@ Action setup_changes(CLI::App& sub) {
   sub.add_option("--permutations", o->settings.permutations,
                  "Permutations of the E-divisive significance test (default 100)");
   sub.add_option("--format", o->format, "table, csv or json");
+  add_wide_option(sub, o->wide);
   return [o] {
     const auto format = parse_format_option(o->format);
     auto db = store::Database::open(o->db, store::Database::Mode::read_only);
     auto changes = store::find_changes(db, to_filter(o->filter), o->settings);
-    fmt::print("{}", store::format_changes(changes, format));
+    fmt::print("{}", store::format_changes(changes, format, table_width(o->wide)));
     return 0;
   };
 }

@@ -75,16 +75,19 @@ Action setup_history(CLI::App& sub) {
   struct Opts {
     std::string db, format = "table";
     HistoryFilterText filter;
+    bool wide = false;
   };
   auto o = std::make_shared<Opts>();
   add_db_option(sub, o->db);
   sub.add_option("--case", o->filter.case_glob, "Case key glob (default: every case)");
   add_history_filters(sub, o->filter);
   sub.add_option("--format", o->format, "table, csv or json");
+  add_wide_option(sub, o->wide);
   return [o] {
     const auto format = parse_format_option(o->format);
     auto db = store::Database::open(o->db, store::Database::Mode::read_only);
-    fmt::print("{}", store::format_history(store::history(db, to_filter(o->filter)), format));
+    fmt::print("{}", store::format_history(store::history(db, to_filter(o->filter)), format,
+                                           table_width(o->wide)));
     return 0;
   };
 }

@@ -1,6 +1,6 @@
 // attnprof report --html FILE: a self-contained HTML report of a stored run (its results, a
-// roofline against the device's peaks, each case's cost matrix), or with --case KEY of one
-// case's history (medians and intervals over runs, change points, annotations).
+// roofline against the device's peaks, each case's cost matrix), or with --case KEY|GLOB of the
+// history of each matching case (medians and intervals over runs, change points, annotations).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -25,8 +25,8 @@ Action setup_report(CLI::App& sub) {
   sub.add_option("--run", o->run, "Run to report: latest, an id or a unique id prefix")
       ->capture_default_str();
   sub.add_option("--case", o->case_key,
-                 "Report this case's history instead of a run: its medians over runs, change "
-                 "points and annotations");
+                 "Report the history of this case, or of every case this glob matches (at most "
+                 "50), instead of a run: medians over runs, change points and annotations");
   sub.add_option("--branch", o->branch, "With --case: only runs of this branch");
   sub.add_option("--env", o->env,
                  "With --case: environment fingerprint (prefix; default: the newest run's)");
@@ -37,10 +37,12 @@ Action setup_report(CLI::App& sub) {
     auto db = store::Database::open(o->db, store::Database::Mode::read_only);
     std::string what;
     if (!o->case_key.empty()) {
-      store::CaseHistory h = store::case_history(db, o->case_key, o->branch, o->env);
-      report::write_file(o->html, report::html_history(h));
-      what = fmt::format("history of {} ({} runs, {} change points)", o->case_key, h.points.size(),
-                         h.changes.size());
+      const std::vector<store::CaseHistory> cases =
+          store::case_histories(db, o->case_key, o->branch, o->env);
+      report::write_file(o->html, report::html_history(cases, o->case_key));
+      for (const auto& h : cases)
+        what += fmt::format("{}history of {} ({} runs, {} change points)",
+                            what.empty() ? "" : "\n  ", h.key, h.points.size(), h.changes.size());
     } else {
       auto run = db.load_run(o->run);
       if (!run)

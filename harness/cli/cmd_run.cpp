@@ -32,9 +32,8 @@ struct RunArgs {
   bool no_trace = false;
   bool require_hardware = false;
   int cost_rows = 0;
-  std::string sort;
-  std::string perfetto_dir;
-  bool counters = false;
+  std::string sort, perfetto_dir;
+  bool counters = false, wide = false;
   std::string resume;
   std::string worker;
   double case_timeout_s = 0;
@@ -92,11 +91,11 @@ int run(const RunArgs& a) {
   };
   const core::Run run = session::run_cases(db, sup, std::move(open), cases, options);
 
-  fmt::print("\n{}", report::results_table(run));
-  for (const auto& r : run.cases) {
-    if (r.cost.empty() || a.cost_rows <= 0) continue;
-    fmt::print("\ncost matrix: {}\n{}", r.spec.key, sort_or_bad_input(r.cost, a.sort, a.cost_rows));
-  }
+  fmt::print("\n{}", report::results_table(run, table_width(a.wide)));
+  for (const auto& r : run.cases)
+    if (!r.cost.empty() && a.cost_rows > 0)
+      fmt::print("\ncost matrix: {}\n{}", r.spec.key,
+                 sort_or_bad_input(r.cost, a.sort, a.cost_rows, table_width(a.wide)));
   if (a.cost_rows <= 0)
     fmt::print("\ncost matrices: attnprof show {} --case KEY (or run --cost-rows N)\n",
                run.id.substr(0, 8));
@@ -125,6 +124,7 @@ Action setup_run(CLI::App& sub) {
                  "Print each case's cost matrix, this many rows (default 0: none; `attnprof "
                  "show` prints a stored one)");
   sub.add_option("--sort", a->sort, "Cost-matrix column to sort by (see `attnprof show --help`)");
+  add_wide_option(sub, a->wide);
   sub.add_flag(
       "--counters", a->counters,
       "GPU hardware counters (DRAM bytes) in a separate pass through CUPTI's range "

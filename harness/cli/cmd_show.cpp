@@ -17,6 +17,7 @@ Action setup_show(CLI::App& sub) {
   struct Opts {
     std::string db, run = "latest", case_glob, sort;
     int rows = 0;
+    bool wide = false;
   };
   auto o = std::make_shared<Opts>();
   add_db_option(sub, o->db);
@@ -27,13 +28,14 @@ Action setup_show(CLI::App& sub) {
                  "calls, bytes, share, launches, name, or torch's names (default: device self "
                  "time on a GPU, else CPU self time)");
   sub.add_option("--rows", o->rows, "Cost-matrix rows to show (default: all)");
+  add_wide_option(sub, o->wide);
   return [o] {
     auto db = store::Database::open(o->db, store::Database::Mode::read_only);
     auto run = db.load_run(o->run);
     if (!run)
       throw util::InputError(util::Diagnostic{
           o->db, 0, 0, fmt::format("no run \"{}\" (try `attnprof history` for ids)", o->run)});
-    fmt::print("{}", store::format_run(*run));
+    fmt::print("{}", store::format_run(*run, table_width(o->wide)));
     if (!run->pair_id.empty())
       fmt::print("A/B pair {} ({} side); judge it again: attnprof compare --pair {}\n",
                  run->pair_id, run->side, run->pair_id.substr(0, 8));
@@ -59,7 +61,7 @@ Action setup_show(CLI::App& sub) {
             c.spec.key);
       else
         fmt::print("\ncost matrix: {}\n{}", c.spec.key,
-                   sort_or_bad_input(c.cost, o->sort, o->rows));
+                   sort_or_bad_input(c.cost, o->sort, o->rows, table_width(o->wide)));
       ++shown;
     }
     if (shown == 0)

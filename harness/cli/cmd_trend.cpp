@@ -2,6 +2,7 @@
 // (case, metric, environment): never mixes machines in one line.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -9,11 +10,38 @@
 #include "harness/cli/commands.h"
 #include "harness/store/history.h"
 #include "harness/store/render.h"
+#include "harness/util/error.h"
 #include "harness/util/format.h"
 
 namespace attnprof::cli {
 namespace {
 constexpr int kDefaultLast = 100;
+
+// A run as the trend line names it: its date, and its commit where one was recorded.
+std::string when(const store::HistoryRow& r) {
+  const std::string day = store::format_time(r.started_ns).substr(0, 16);
+  return r.git_commit.empty() ? day : fmt::format("{} ({})", day, r.git_commit.substr(0, 12));
+}
+
+// No case given: say what to give, with keys from the newest run to copy (when there is a history
+// at `db`; an error message is one line).
+util::Diagnostic no_case(const std::string& db) {
+  std::string keys;
+  if (std::filesystem::exists(db)) {
+    auto store = store::Database::open(db, store::Database::Mode::read_only);
+    if (auto run = store.load_run("latest")) {
+      for (std::size_t i = 0; i < run->cases.size() && i < 5; ++i)
+        keys += (i ? ", " : "") + run->cases[i].spec.key;
+      if (run->cases.size() > 5)
+        keys += fmt::format(" and {} more (attnprof show)", run->cases.size() - 5);
+    }
+  }
+  return util::Diagnostic{
+      "case", 0, 0,
+      "trend needs a case key or glob, e.g. attnprof trend 'bert-base/*/sdpa.math'" +
+          (keys.empty() ? std::string() : "; cases of the newest run: " + keys)};
+}
+
 }  // namespace
 
 Action setup_trend(CLI::App& sub) {
@@ -23,11 +51,12 @@ Action setup_trend(CLI::App& sub) {
   };
   auto o = std::make_shared<Opts>();
   add_db_option(sub, o->db);
-  sub.add_option("case", o->filter.case_glob, "Case key or glob")->required();
+  sub.add_option("case", o->filter.case_glob, "Case key or glob (required)");
   add_history_filters(sub, o->filter);
   sub.get_option("--last")->description(
       fmt::format("Only the newest N runs of each case (default {})", kDefaultLast));
   return [o] {
+    if (o->filter.case_glob.empty()) throw util::InputError(no_case(o->db));
     auto db = store::Database::open(o->db, store::Database::Mode::read_only);
     // The newest kDefaultLast runs unless --last says otherwise: a read costs its answer, not
     // the history's length (a sparkline of 100,000 points says no more than one of 100).
@@ -50,10 +79,10 @@ Action setup_trend(CLI::App& sub) {
       auto show = [&](double x) {
         return ns ? util::format_duration(x) : fmt::format("{:.4g}", x);
       };
-      fmt::print("{}  [{} env {}]\n  {}  {} -> {} ({:+.1f}%), {} runs, {}..{}\n", case_key, metric,
-                 env, store::sparkline(v), show(v.front()), show(v.back()),
+      fmt::print("{}  [{} env {}]\n  {}  {} -> {} ({:+.1f}%), {} runs, {} to {}\n", case_key,
+                 metric, env, store::sparkline(v), show(v.front()), show(v.back()),
                  v.front() != 0 ? 100 * (v.back() / v.front() - 1) : 0.0, v.size(),
-                 rows.front().git_commit.substr(0, 12), rows.back().git_commit.substr(0, 12));
+                 when(rows.front()), when(rows.back()));
       if (windowed && std::ssize(rows) == kDefaultLast)
         fmt::print("  (the newest {} runs; --last N for more)\n", kDefaultLast);
     }

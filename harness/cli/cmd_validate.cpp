@@ -7,9 +7,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
-#include "harness/kernel/names.h"
 #include "harness/util/error.h"
-#include "harness/worker/supervisor.h"
 
 namespace attnprof::cli {
 
@@ -23,17 +21,7 @@ Action setup_validate(CLI::App& sub) {
                  "Load these plugin libraries (in a worker) and check op:ns::name kernels "
                  "against the ops they register");
   return [a] {
-    std::vector<core::Case> cases;
-    if (a->plugins.empty()) {
-      cases = load_cases(a->files, kernel::builtin_names(), std::nullopt, {});
-    } else {
-      worker::Spawn spawn{worker::default_worker(), {}, "worker"};
-      for (const auto& p : a->plugins) spawn.args.push_back("--plugin=" + p);
-      worker::Supervisor sup(spawn);
-      const worker::Described& d = sup.described();
-      cases = load_cases(a->files, d.kernels, std::nullopt, {});
-      check_plugin_ops(cases, d);
-    }
+    std::vector<core::Case> cases = load_cases_with_plugins(a->files, a->plugins, std::nullopt);
     // Not made yet is not an error here: the package is made from the scenario that validates.
     for (const auto& d : missing_packages(cases)) fmt::print(stderr, "note: {}\n", d.to_string());
     fmt::print("{} file{} OK, {} case{}\n", a->files.size(), a->files.size() == 1 ? "" : "s",

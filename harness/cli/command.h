@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -30,9 +31,16 @@ struct Command {
 // Order: --db flag, then $ATTNPROF_DB, then ./attnprof.db.
 void add_db_option(CLI::App& sub, std::string& path);
 
-// costmatrix::render_table, with a bad --sort key reported as bad input (exit 2).
+// costmatrix::render_table within `width` columns (0: all), with a bad --sort key reported as
+// bad input (exit 2).
 std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std::string& sort,
-                              int row_limit);
+                              int row_limit, std::size_t width = 0);
+
+// --wide, which every command that prints a table takes: the table whole, however wide.
+// table_width: 0 with it, else what the console holds (report::console_width: $COLUMNS, the
+// terminal, else 120).
+void add_wide_option(CLI::App& sub, bool& wide);
+std::size_t table_width(bool wide);
 
 // The cases a command works on: the scenario files (the embedded smoke suite when none), checked
 // against `kernels`, then one CI shard ("i/n"; none: all) and the cases matching any of
@@ -41,6 +49,13 @@ std::vector<core::Case> load_cases(const std::vector<std::string>& files,
                                    const std::vector<std::string>& kernels,
                                    const std::optional<std::string>& shard,
                                    const std::vector<std::string>& case_globs);
+
+// load_cases with no case filter, the kernels checked against the built-in names, or with
+// `plugins` against the ops a worker that loaded them registered (check_plugin_ops): what
+// validate and list read.
+std::vector<core::Case> load_cases_with_plugins(const std::vector<std::string>& files,
+                                                const std::vector<std::string>& plugins,
+                                                const std::optional<std::string>& shard);
 
 // Every "op:ns::name" kernel of `cases` must be an op a loaded plugin registered: checked before
 // anything is measured, so a typo costs seconds, not a suite's run. util::InputError at the

@@ -12,6 +12,7 @@
 #include "harness/cli/options.h"
 #include "harness/cli/repeat_hint.h"
 #include "harness/costmatrix/table.h"
+#include "harness/report/format.h"
 #include "harness/util/error.h"
 #include "harness/worker/protocol.h"
 
@@ -32,12 +33,22 @@ void add_db_option(CLI::App& sub, std::string& path) {
 }
 
 std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std::string& sort,
-                              int row_limit) {
+                              int row_limit, std::size_t width) {
   try {
-    return costmatrix::render_table(rows, sort, row_limit);
+    return costmatrix::render_table(rows, sort, row_limit, width);
   } catch (const std::invalid_argument& e) {
     throw util::InputError(util::Diagnostic{"--sort", 0, 0, e.what()});
   }
+}
+
+void add_wide_option(CLI::App& sub, bool& wide) {
+  sub.add_flag("--wide", wide,
+               "Print tables whole, however wide (default: fit $COLUMNS, the terminal, else 120 "
+               "columns, leaving columns out)");
+}
+
+std::size_t table_width(bool wide) {
+  return wide ? 0 : report::console_width();
 }
 
 }  // namespace attnprof::cli

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "harness/cli/command.h"
+#include "harness/kernel/names.h"
 #include "harness/kernel/package.h"
 #include "harness/scenario/diags.h"
 #include "harness/scenario/scenario.h"
@@ -18,6 +19,19 @@
 #include "harness/worker/supervisor.h"
 
 namespace attnprof::cli {
+
+std::vector<core::Case> load_cases_with_plugins(const std::vector<std::string>& files,
+                                                const std::vector<std::string>& plugins,
+                                                const std::optional<std::string>& shard) {
+  if (plugins.empty()) return load_cases(files, kernel::builtin_names(), shard, {});
+  worker::Spawn spawn{worker::default_worker(), {}, "worker"};
+  for (const auto& p : plugins) spawn.args.push_back("--plugin=" + p);
+  worker::Supervisor sup(spawn);
+  const worker::Described& d = sup.described();
+  std::vector<core::Case> cases = load_cases(files, d.kernels, shard, {});
+  check_plugin_ops(cases, d);
+  return cases;
+}
 
 std::vector<core::Case> load_cases(const std::vector<std::string>& files,
                                    const std::vector<std::string>& kernels,

@@ -72,11 +72,11 @@ void add_report_options(CLI::App& sub, ReportFiles& f) {
   sub.add_option("--json", f.json, "Also write the verdicts as JSON to this file");
   sub.add_option("--junit", f.junit, "Also write JUnit XML (one testcase per case) to this file");
   sub.add_option("--html", f.html, "Also write a self-contained HTML report to this file");
-  sub.add_flag("--wide", f.wide, "Print whole case keys and reasons, however wide the table");
+  add_wide_option(sub, f.wide);
 }
 
 void publish_report(const report::GateReport& rep, const ReportFiles& f) {
-  fmt::print("{}", report::console_report(rep, f.wide ? 0 : report::kConsoleWidth));
+  fmt::print("{}", report::console_report(rep, table_width(f.wide)));
   report::Outputs outputs = report::outputs_from_environment();
   outputs.markdown = f.markdown;
   outputs.json = f.json;
@@ -102,7 +102,7 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
   judging.notes = j.notes;
   judging.same_build = j.same_build;
   judging.diff_rows = j.diff_rows;
-  judging.width = j.files.wide ? 0 : report::kConsoleWidth;
+  judging.width = table_width(j.files.wide);
   judging.pair_seconds = j.pair_seconds;
   judging.annotate = [&](std::vector<gate::CaseVerdict>& verdicts, const core::Run& head) {
     apply_notes(verdicts, head, db, j.accept_from_commit, j.record);

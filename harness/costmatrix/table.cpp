@@ -10,6 +10,8 @@
 #include <functional>
 #include <stdexcept>
 
+#include "harness/util/format.h"
+
 namespace attnprof::costmatrix {
 namespace {
 
@@ -25,30 +27,57 @@ struct Column {
   std::string title;
   std::size_t width;
   bool left = false;
+  // When the table is wider than asked: columns of rank 1 are left out first, then 2, ...;
+  // rank 0 always stays.
+  int drop_rank = 0;
 };
 
 class TextTable {
  public:
   explicit TextTable(std::vector<Column> cols) : m_cols(std::move(cols)) {}
   void add(std::vector<std::string> cells) { m_rows.push_back(std::move(cells)); }
-  std::string str() const {
+  // Within `width` columns (0: all columns), by util::columns_that_fit: every line ends in the
+  // two spaces torch's does, so they count.
+  std::string str(std::size_t width) const {
+    std::vector<Column> cols = m_cols;
+    std::vector<std::size_t> widths, order;
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      // Fitting a width, a column is as wide as its title and cells need (torch's widths are
+      // roomier); --wide keeps torch's layout.
+      if (width > 0) {
+        std::size_t need = cols[i].title.size();
+        for (const auto& r : m_rows) need = std::max(need, i < r.size() ? r[i].size() : 0);
+        cols[i].width = std::min(cols[i].width, need);
+      }
+      widths.push_back(cols[i].width);
+      if (cols[i].drop_rank > 0) order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](auto a, auto b) { return cols[a].drop_rank < cols[b].drop_rank; });
+    const std::vector<bool> kept =
+        util::columns_that_fit(widths, order, 2, width > 2 ? width - 2 : width);
     std::string rule, out;
-    for (const auto& c : m_cols) rule += std::string(c.width, '-') + "  ";
+    std::vector<std::string> titles, left_out;
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      if (kept[i]) rule += std::string(cols[i].width, '-') + "  ";
+      if (!kept[i]) left_out.push_back(cols[i].title);
+      titles.push_back(cols[i].title);
+    }
     rule += "\n";
     out += rule;
-    std::vector<std::string> titles;
-    for (const auto& c : m_cols) titles.push_back(c.title);
-    out += line(titles) + rule;
-    for (const auto& r : m_rows) out += line(r);
+    out += line(cols, titles, kept) + rule;
+    for (const auto& r : m_rows) out += line(cols, r, kept);
     out += rule;
-    return out;
+    return out + util::left_out_note(left_out, width);
   }
 
  private:
-  std::string line(const std::vector<std::string>& cells) const {
+  static std::string line(const std::vector<Column>& cols, const std::vector<std::string>& cells,
+                          const std::vector<bool>& kept) {
     std::string s;
-    for (std::size_t i = 0; i < m_cols.size(); ++i) {
-      const auto& c = m_cols[i];
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      if (!kept[i]) continue;
+      const auto& c = cols[i];
       const std::string cell = truncate(i < cells.size() ? cells[i] : "", c.width);
       s += c.left ? fmt::format("{:<{}}  ", cell, c.width) : fmt::format("{:>{}}  ", cell, c.width);
     }
@@ -107,16 +136,8 @@ std::string format_time_ns(double ns) {
   return fmt::format("{:.3f}us", us);
 }
 
-std::string format_bytes(double bytes) {
-  constexpr double kb = 1024, mb = 1024 * kb, gb = 1024 * mb;
-  if (std::abs(bytes) >= gb) return fmt::format("{:.2f} Gb", bytes / gb);
-  if (std::abs(bytes) >= mb) return fmt::format("{:.2f} Mb", bytes / mb);
-  if (std::abs(bytes) >= kb) return fmt::format("{:.2f} Kb", bytes / kb);
-  return fmt::format("{} b", static_cast<long long>(bytes));
-}
-
 std::string render_table(const std::vector<core::CostRow>& rows, std::string_view sort_by,
-                         int row_limit) {
+                         int row_limit, std::size_t width) {
   const bool device =
       std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.device_total_ns > 0; });
   const bool shapes = std::any_of(rows.begin(), rows.end(), [](const auto& r) {
@@ -141,20 +162,26 @@ std::string render_table(const std::vector<core::CostRow>& rows, std::string_vie
     name_width = std::max(name_width, std::min(kNameWidth, r.op.size()));
   }
 
-  std::vector<Column> cols = {{"Name", name_width, true}, {"Self CPU %", kNumWidth},
-                              {"Self CPU", kNumWidth},    {"CPU total %", kNumWidth},
-                              {"CPU total", kNumWidth},   {"CPU time avg", kNumWidth}};
+  // Drop ranks: what a narrow terminal loses first. The self time of the device that ran the
+  // op, and the name, always stay; with device time the CPU's columns go before the device's.
+  std::vector<Column> cols = {{"Name", name_width, true, 0},
+                              {"Self CPU %", kNumWidth, false, device ? 5 : 7},
+                              {"Self CPU", kNumWidth, false, device ? 6 : 0},
+                              {"CPU total %", kNumWidth, false, 1},
+                              {"CPU total", kNumWidth, false, device ? 5 : 8},
+                              {"CPU time avg", kNumWidth, false, 5}};
   if (device) {
-    cols.insert(cols.end(), {{"Self Device", kNumWidth},
-                             {"Self Device %", 13},
-                             {"Device total", kNumWidth},
-                             {"Device avg", kNumWidth},
-                             {"Launches", kNumWidth},
-                             {"Copies", kNumWidth}});
+    cols.insert(cols.end(), {{"Self Device", kNumWidth, false, 0},
+                             {"Self Device %", 13, false, 7},
+                             {"Device total", kNumWidth, false, 8},
+                             {"Device avg", kNumWidth, false, 5},
+                             {"Launches", kNumWidth, false, 4},
+                             {"Copies", kNumWidth, false, 3}});
   }
-  if (memory) cols.insert(cols.end(), {{"Self Mem", kNumWidth}, {"Self Mem Freed", 14}});
-  cols.push_back({"# of Calls", kNumWidth});
-  if (shapes) cols.push_back({"Input Shapes", kShapeWidth, true});
+  if (memory)
+    cols.insert(cols.end(), {{"Self Mem", kNumWidth, false, 9}, {"Self Mem Freed", 14, false, 2}});
+  cols.push_back({"# of Calls", kNumWidth, false, 11});
+  if (shapes) cols.push_back({"Input Shapes", kShapeWidth, true, 6});
 
   TextTable table(cols);
   const std::size_t limit =
@@ -175,37 +202,37 @@ std::string render_table(const std::vector<core::CostRow>& rows, std::string_vie
                     std::to_string(r.launches), std::to_string(r.copies)});
     }
     if (memory)
-      cells.insert(cells.end(),
-                   {format_bytes(double(r.bytes_allocated)), format_bytes(-double(r.bytes_freed))});
+      cells.insert(cells.end(), {util::format_bytes(double(r.bytes_allocated)),
+                                 util::format_bytes(-double(r.bytes_freed))});
     cells.push_back(std::to_string(r.calls));
     if (shapes) cells.push_back(r.input_shapes);
     table.add(std::move(cells));
   }
-  std::string out = table.str();
+  std::string out = table.str(width);
   out += "Self CPU time total: " + format_time_ns(cpu_self_total) + "\n";
   if (device) out += "Self Device time total: " + format_time_ns(device_self_total) + "\n";
   if (limit < sorted.size()) out += fmt::format("({} of {} rows shown)\n", limit, sorted.size());
   return out;
 }
 
-std::string render_kernels(const Kernels& k, int row_limit) {
+std::string render_kernels(const Kernels& k, int row_limit, std::size_t width) {
   std::size_t name_width = 6, op_width = 2;
   for (const auto& r : k.rows) {
     name_width = std::max(name_width, std::min(kNameWidth, r.kernel.size()));
     op_width = std::max(op_width, std::min<std::size_t>(40, r.op.size()));
   }
-  TextTable table({{"Kernel", name_width, true},
-                   {"Op", op_width, true},
-                   {"Calls", 8},
-                   {"Total", kNumWidth},
-                   {"Total %", 9},
-                   {"Avg", kNumWidth},
-                   {"Min", kNumWidth},
-                   {"Max", kNumWidth},
-                   {"Grid", 16},
-                   {"Block", 14},
-                   {"Regs", 6},
-                   {"Shared Mem", kNumWidth}});
+  TextTable table({{"Kernel", name_width, true, 0},
+                   {"Op", op_width, true, 8},
+                   {"Calls", 8, false, 9},
+                   {"Total", kNumWidth, false, 0},
+                   {"Total %", 9, false, 7},
+                   {"Avg", kNumWidth, false, 6},
+                   {"Min", kNumWidth, false, 2},
+                   {"Max", kNumWidth, false, 2},
+                   {"Grid", 16, false, 5},
+                   {"Block", 14, false, 5},
+                   {"Regs", 6, false, 3},
+                   {"Shared Mem", kNumWidth, false, 4}});
   const std::size_t limit =
       row_limit > 0 ? std::min<std::size_t>(row_limit, k.rows.size()) : k.rows.size();
   auto dims = [](const std::array<std::int32_t, 3>& d) {
@@ -216,9 +243,9 @@ std::string render_kernels(const Kernels& k, int row_limit) {
     table.add({r.kernel, r.op, std::to_string(r.calls), format_time_ns(r.total_ns),
                percent(r.total_ns, k.total_ns), format_time_ns(r.avg_ns()),
                format_time_ns(r.min_ns), format_time_ns(r.max_ns), dims(r.grid), dims(r.block),
-               std::to_string(r.registers_per_thread), format_bytes(r.shared_bytes)});
+               std::to_string(r.registers_per_thread), util::format_bytes(r.shared_bytes)});
   }
-  std::string out = table.str();
+  std::string out = table.str(width);
   out += "Kernel time total: " + format_time_ns(k.total_ns) + "\n";
   if (limit < k.rows.size()) out += fmt::format("({} of {} rows shown)\n", limit, k.rows.size());
   return out;

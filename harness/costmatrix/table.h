@@ -3,6 +3,7 @@
 // bottlenecks off that table, so they read ours without a legend.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,14 +21,16 @@ namespace attnprof::costmatrix {
 // empty: device_self when any row has device time, else cpu_self. Largest first (name: A to Z).
 // row_limit <= 0: all rows. Device columns appear only when a row has device time, input shapes
 // only when a row has them. Throws std::invalid_argument naming the valid keys on a bad key.
+// width > 0: columns are left out, least telling first (util::columns_that_fit), until the table
+// fits that many columns, and a line under it names them; 0: every column.
 std::string render_table(const std::vector<core::CostRow>& rows, std::string_view sort_by,
-                         int row_limit);
+                         int row_limit, std::size_t width = 0);
 
 // The kernel view: kernel, op, calls, total, avg, min, max, grid, block, registers, shared memory.
-std::string render_kernels(const Kernels& k, int row_limit);
+std::string render_kernels(const Kernels& k, int row_limit, std::size_t width = 0);
 
-// torch's formats: "12.345us", "1.234ms", "2.000s"; "1.50 Mb", "512 b".
+// torch's time format: "12.345us", "1.234ms", "2.000s". Sizes are util::format_bytes's, as in
+// every other table ("1.50 MiB", "512 B").
 std::string format_time_ns(double ns);
-std::string format_bytes(double bytes);
 
 }  // namespace attnprof::costmatrix

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <map>
 
+#include "harness/costmatrix/roofline.h"
 #include "harness/gate/annotations.h"
 #include "harness/report/format.h"
 #include "harness/report/html_page.h"
@@ -29,7 +30,7 @@ using svg::number_label;
 using svg::Plot;
 
 struct RooflinePoint {
-  std::string label;
+  std::string label, bound;
   double intensity = 0, tflops = 0;
 };
 
@@ -53,29 +54,39 @@ std::string roofline_svg(const std::vector<RooflinePoint>& points, Peaks peaks) 
   if (roof) {
     const double a = std::pow(10.0, std::floor(std::log10(xlo)));
     const double b = std::pow(10.0, std::ceil(std::log10(xhi)));
+    // "50 TFLOP/s, 2000 GB/s"; a CPU's few GFLOP/s keep three figures ("0.0431 TFLOP/s").
+    const std::string text = fmt::format("{:.3g} TFLOP/s, {:.0f} GB/s", peaks.tflops, peaks.gbps);
     plot.add(fmt::format(
         "<polyline class=\"roof\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"2\" "
-        "points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"><title>peaks: {:.1f} TFLOP/s, "
-        "{:.0f} GB/s</title></polyline>",
+        "points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"><title>peaks: {}</title></polyline>",
         plot.px(a), plot.py(peaks.gbps * a / 1000), plot.px(ridge), plot.py(peaks.tflops),
-        plot.px(b), plot.py(peaks.tflops), peaks.tflops, peaks.gbps));
-    plot.add(
-        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#cf222e\">{:.1f} TFLOP/s, "
-                    "{:.0f} GB/s</text>",
-                    plot.px(ridge) + 6, plot.py(peaks.tflops) + 14, peaks.tflops, peaks.gbps));
+        plot.px(b), plot.py(peaks.tflops), text));
+    plot.add(fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#cf222e\">{}</text>",
+                         plot.px(ridge) + 6, plot.py(peaks.tflops) + 14, text));
   }
-  for (const auto& p : points)
+  // Each dot numbered beside it; the table under the chart says which case each number is.
+  std::vector<std::vector<std::string>> marks;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
     plot.add(
-        fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" "
-                    "fill=\"#0969da\"><title>{}: {:.3g} FLOP/byte, {:.3g} TFLOP/s</title>"
-                    "</circle>",
-                    plot.px(p.intensity), plot.py(p.tflops), esc(p.label), p.intensity, p.tflops));
+        fmt::format("<circle class=\"point\" cx=\"{0:.1f}\" cy=\"{1:.1f}\" r=\"4\" "
+                    "fill=\"#0969da\"><title>{2}: {3:.3g} FLOP/byte, {4:.3g} TFLOP/s</title>"
+                    "</circle><text class=\"mark\" x=\"{5:.1f}\" y=\"{6:.1f}\">{7}</text>",
+                    plot.px(p.intensity), plot.py(p.tflops), esc(p.label), p.intensity, p.tflops,
+                    plot.px(p.intensity) + 6, plot.py(p.tflops) - 6, i + 1));
+    marks.push_back({std::to_string(i + 1), p.label, fmt::format("{:.3g}", p.intensity),
+                     fmt::format("{:.3g}", p.tflops), p.bound});
+  }
+  if (roof)
+    plot.legend({{"#0969da", "case (numbered below)"}, {"#cf222e", "roof: " + peaks.source}});
   std::string out = plot.svg("roofline", number_label, number_label);
+  out += table({"mark", "case", "FLOP/byte", "TFLOP/s", "bound"}, marks);
   if (!roof)
     out +=
         "<p class=\"muted\">Device peaks unknown for these cases: no roof drawn (a GPU's "
-        "come from its properties; on a CPU set <code>hardware.peak_tflops</code> and "
-        "<code>hardware.peak_gbps</code> in the scenario).</p>\n";
+        "come from its properties, a CPU's from the worker's probe; or set "
+        "<code>hardware.peak_tflops</code> and <code>hardware.peak_gbps</code> in the "
+        "scenario).</p>\n";
   return out;
 }
 
@@ -88,9 +99,12 @@ std::vector<RooflinePoint> roofline_points(const std::vector<const core::CaseRes
     if (c->spec.level != core::Level::kernel || tf == c->metrics.end() || gb == c->metrics.end() ||
         tf->second <= 0 || gb->second <= 0)
       continue;
-    points.push_back({c->spec.key, tf->second * 1000 / gb->second, tf->second});
+    std::string bound;
+    for (const char* b : {"memory-bound", "compute-bound", "launch-bound"})
+      if (c->metrics.count(costmatrix::bound_metric(b))) bound = b;
+    points.push_back({c->spec.key, bound, tf->second * 1000 / gb->second, tf->second});
     const Peaks p = case_peaks(*c);
-    peaks.tflops = std::max(peaks.tflops, p.tflops);
+    if (p.tflops > peaks.tflops) peaks.tflops = p.tflops, peaks.source = p.source;
     peaks.gbps = std::max(peaks.gbps, p.gbps);
   }
   return points;
@@ -115,10 +129,11 @@ std::string cost_table(const core::CaseResult& c, std::size_t rows = 25) {
     body.push_back({r.op, r.input_shapes, std::to_string(r.calls), dur(r.cpu_self_ns),
                     dur(r.cpu_total_ns), dur(r.device_self_ns), dur(r.device_total_ns),
                     r.share > 0 ? fmt::format("{:.1f}%", 100 * r.share) : "",
-                    r.bytes_allocated ? fmt::format("{}", r.bytes_allocated) : "", kernels});
+                    r.bytes_allocated ? util::format_bytes(double(r.bytes_allocated)) : "",
+                    kernels});
   }
   std::string out = table({"op", "input shapes", "calls", "CPU self", "CPU total", "device self",
-                           "device total", "share", "bytes", "kernels"},
+                           "device total", "share", "allocated", "kernels"},
                           body);
   if (sorted.size() > rows)
     out += fmt::format("<p class=\"muted\">{} more op(s) not shown.</p>\n", sorted.size() - rows);
@@ -163,22 +178,28 @@ std::string rounds_svg(const AbCase& a, double tolerance) {
         plot.px(i), plot.py(r.head_ns / r.base_ns), r.head_first() ? "#8250df" : "#0969da", i + 1,
         dur(r.base_ns), dur(r.head_ns), r.head_first() ? "head" : "base"));
   }
+  plot.legend({{"#0969da", "base ran first"},
+               {"#8250df", "head ran first"},
+               {"#dafbe1", fmt::format("tolerance ±{:.1f}%", 100 * tolerance)}});
   return plot.svg(
       "A/B rounds: " + a.key, [](double v) { return fmt::format("{:g}", v + 1); },
       [](double v) { return fmt::format("{:.3f}", v); });
 }
 
+// "Run 0f1e2d3c, started 2026-11-30 10:37, commit 4d5e6f7a8b9c on branch main; device ...": a
+// field the run did not record is left out, never printed empty.
 std::string run_line(const core::Run& run) {
   auto field = [&](const char* k) {
     auto it = run.env.fields.find(k);
     return it == run.env.fields.end() ? std::string("?") : it->second;
   };
-  return fmt::format(
-      "<p>Run <code>{}</code> at commit <code>{}</code> on branch <code>{}</code>, "
-      "{}; device <b>{}</b>, environment <code>{}</code>.</p>\n",
-      esc(run.id), esc(run.git_commit.empty() ? "unknown" : run.git_commit.substr(0, 12)),
-      esc(run.git_branch), esc(date(run.started_ns)), esc(field("device.name")),
-      esc(run.env.fingerprint()));
+  std::string s = "<p>Run <code>" + esc(run.id) + "</code>";
+  if (run.started_ns > 0) s += ", started " + esc(date(run.started_ns));
+  s += run.git_commit.empty() ? ", no commit recorded"
+                              : ", commit <code>" + esc(run.git_commit.substr(0, 12)) + "</code>";
+  if (!run.git_branch.empty()) s += " on branch <code>" + esc(run.git_branch) + "</code>";
+  return s + fmt::format("; device <b>{}</b>, environment <code>{}</code>.</p>\n",
+                         esc(field("device.name")), esc(run.env.fingerprint()));
 }
 
 std::string case_section(const core::CaseResult& c) {
@@ -271,14 +292,35 @@ void plot_history_annotations(Plot& plot, const store::CaseHistory& h, const His
   }
 }
 
+// The x axis of a history: at most eight runs ticked, evenly spread, each with its date over its
+// commit.
+std::vector<std::pair<double, std::string>> history_ticks(
+    const std::vector<store::HistoryPoint>& p) {
+  std::vector<std::pair<double, std::string>> t;
+  const std::size_t step = std::max<std::size_t>(1, (p.size() + 7) / 8);
+  for (std::size_t i = 0; i < p.size(); i += step) {
+    const std::string day = date(p[i].started_ns);
+    t.emplace_back(static_cast<double>(i),
+                   fmt::format("{}\n{}", day.size() > 5 ? day.substr(5) : day,
+                               p[i].commit.empty() ? "-" : p[i].commit.substr(0, 7)));
+  }
+  return t;
+}
+
 // The case's runs oldest first, with its change points and annotations. Needs a run.
 std::string history_svg(const store::CaseHistory& h) {
   const HistoryRange r = history_range(h);
   const double n = std::max<double>(1, h.points.size() - 1);
-  Plot plot({0, n, false, "run (oldest first)"}, {r.bottom(), r.top(), false, "median"});
+  Plot plot({0, n, false, "run: date (UTC) and commit, oldest first"},
+            {r.bottom(), r.top(), false, "median"});
+  plot.set_x_ticks(history_ticks(h.points));
   plot_history_runs(plot, h.points);
   plot_history_changes(plot, h, r);
   plot_history_annotations(plot, h, r);
+  std::vector<Plot::Entry> legend{{"#0969da", "median"}, {"#ddf4ff", "its confidence interval"}};
+  if (!h.changes.empty()) legend.push_back({"#cf222e", "change point"});
+  if (!h.annotations.empty()) legend.push_back({"#8250df", "annotation"});
+  plot.legend(legend);
   return plot.svg(
       "history of " + h.key, [](double v) { return fmt::format("{:g}", v + 1); },
       [](double v) { return util::format_duration(v); });
@@ -329,10 +371,14 @@ Peaks case_peaks(const core::CaseResult& c) {
     return a != c.metrics.end() && f != c.metrics.end() && f->second > 0 ? a->second / f->second
                                                                          : 0.0;
   };
+  const bool scenario = p.tflops > 0 || p.gbps > 0;
   if (p.tflops <= 0)
     p.tflops = ratio("roofline.throughput.tflops", "roofline.throughput.fraction_of_peak");
   if (p.gbps <= 0)
     p.gbps = ratio("roofline.bandwidth.achieved_gbps", "roofline.bandwidth.fraction_of_peak");
+  p.source = scenario                                   ? "the scenario's hardware.peak_*"
+             : c.metrics.count("roofline.peaks_probed") ? "measured (triad and GEMM probe)"
+                                                        : "the device's properties";
   return p;
 }
 
@@ -395,6 +441,7 @@ std::string html_gate(const GateReport& r) {
   body += "<h2>Verdicts</h2>\n" +
           table({"case", "verdict", "baseline", "now", "change", "99% CI", "tol", "reason"}, rows,
                 classes);
+  if (r.mode == "ab") body += "<p class=\"note\">" + esc(kPairedNote) + "</p>\n";
   if (r.ab) {
     body += "<h2>A/B: " + esc(r.ab->base_label) + " → " + esc(r.ab->head_label) + "</h2>\n";
     for (auto* v : sorted) {
@@ -423,13 +470,32 @@ std::string html_gate(const GateReport& r) {
               body);
 }
 
-std::string html_history(const store::CaseHistory& h) {
-  std::string body =
-      fmt::format("<p>Case <code>{}</code> in environment <code>{}</code>: {} run(s).</p>\n",
-                  esc(h.key), esc(h.env_fingerprint), h.points.size());
-  if (!h.points.empty()) body += history_svg(h);
-  body += history_changes(h) + history_annotations(h) + history_runs(h);
-  return page("attnprof history: " + h.key, body);
+std::string html_history(const std::vector<store::CaseHistory>& cases, const std::string& glob) {
+  const std::string env = cases.empty() ? "" : cases.front().env_fingerprint;
+  std::string body;
+  if (cases.size() == 1) {
+    body = fmt::format("<p>Case <code>{}</code> in environment <code>{}</code>: {} run(s).</p>\n",
+                       esc(cases[0].key), esc(env), cases[0].points.size());
+  } else {
+    body = fmt::format(
+        "<p>{} cases match <code>{}</code> in environment <code>{}</code>, each drawn below.</p>\n",
+        cases.size(), esc(glob), esc(env));
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& h : cases)
+      rows.push_back({h.key, std::to_string(h.points.size()),
+                      h.points.empty() ? "" : dur(h.points.back().median_ns),
+                      std::to_string(h.changes.size())});
+    body += table({"case", "runs", "newest median", "change points"}, rows);
+  }
+  for (const auto& h : cases) {
+    if (cases.size() > 1) body += "<h2 class=\"case\"><code>" + esc(h.key) + "</code></h2>\n";
+    if (!h.points.empty()) body += history_svg(h);
+    body += history_changes(h) + history_annotations(h) + history_runs(h);
+  }
+  return page(cases.size() == 1
+                  ? "attnprof history: " + cases[0].key
+                  : fmt::format("attnprof history: {} ({} cases)", glob, cases.size()),
+              body);
 }
 
 }  // namespace attnprof::report

@@ -5,7 +5,8 @@
 //                 the per-op diff (GateReport::ab);
 //   html_run      a stored run: its results, a roofline of every kernel-level case against
 //                 the device's peaks, and each case's cost matrix;
-//   html_history  one case's history: its medians with their intervals over runs, the change
+//   html_history  the history of each case a glob matches: its medians with their intervals
+//                 over runs (the x axis dated and each run's commit under its date), the change
 //                 points with their commit ranges, and the annotations (accept, reset, ignore).
 #pragma once
 
@@ -22,12 +23,15 @@ namespace attnprof::report {
 std::string html_gate(const GateReport& report);
 std::string html_run(const core::Run& run);
 
-std::string html_history(const store::CaseHistory& history);  // store::case_history
+// The history of each case store::case_histories found for `glob`, one chart each.
+std::string html_history(const std::vector<store::CaseHistory>& cases, const std::string& glob);
 
-// The device peaks a case was judged against, from its roofline metrics (achieved / fraction
-// of peak); 0 where unknown.
+// The device peaks a case was judged against: the scenario's hardware.peak_*, else from its
+// roofline metrics (achieved / fraction of peak, which the worker took from the GPU's
+// properties or, on a CPU, its measured probe); 0 where unknown. `source` says which.
 struct Peaks {
   double tflops = 0, gbps = 0;
+  std::string source;
 };
 Peaks case_peaks(const core::CaseResult& c);
 

@@ -3,7 +3,6 @@
 #include "harness/report/progress.h"
 
 #include <fmt/format.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,12 +15,6 @@ namespace {
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-int terminal_width(std::FILE* f) {
-  winsize ws{};
-  if (ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
-  return static_cast<int>(kConsoleWidth);
 }
 
 }  // namespace
@@ -39,7 +32,8 @@ Progress::Progress(int total, std::FILE* out, int live, int width, Clock clock)
     : m_total(total),
       m_out(out),
       m_live(live < 0 ? isatty(fileno(out)) != 0 : live != 0),
-      m_width(width > 0 ? width : (m_live ? terminal_width(out) : static_cast<int>(kConsoleWidth))),
+      m_width(width > 0 ? width
+                        : static_cast<int>(m_live ? console_width(fileno(out)) : kConsoleWidth)),
       m_clock(clock ? std::move(clock) : Clock(steady_seconds)) {
   m_started = m_clock();
 }

@@ -14,8 +14,9 @@ namespace attnprof::report {
 
 std::string results_table(const core::Run& run, std::size_t width) {
   Table t({"case", "status", "median", "±ci", "samples", "TFLOP/s", "GB/s", "note"});
-  t.set_wrap(0);
+  t.set_key(0);
   t.set_detail(7);
+  t.set_drop_order({6, 5, 3, 4});  // GB/s, TFLOP/s, ±ci, samples: the status and median stay
   for (const auto& r : run.cases) {
     std::string median, ci, n, tflops, gbps;
     if (r.status == core::CaseStatus::ok && r.summary.n > 0) {

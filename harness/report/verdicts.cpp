@@ -129,7 +129,8 @@ std::string outcome(const GateReport& r) {
 Table op_diff_table(const std::vector<OpDiff>& ops, std::size_t rows, bool markdown) {
   const std::string q = markdown ? "`" : "";
   Table t({"op / kernel", "calls", "base self/call", "head self/call", "Δ total self"});
-  t.set_wrap(0);
+  t.set_key(0);
+  t.set_drop_order({2, 3});
   for (std::size_t i = 0; i < ops.size() && i < rows; ++i) {
     const OpDiff& o = ops[i];
     t.add({(o.kernel ? "kernel " : "") + q + o.name + q + (o.shapes.empty() ? "" : " " + o.shapes),
@@ -217,15 +218,21 @@ std::string verdict_counts(const std::vector<gate::CaseVerdict>& v) {
 
 std::string console_report(const GateReport& r, std::size_t width) {
   Table t({"case", "verdict", "baseline", "now", "change", "99% CI", "tol", "reason"});
-  t.set_wrap(0);
+  t.set_key(0);
   t.set_detail(7);
+  t.set_drop_order({6, 2, 3, 5});  // tol, baseline, now, 99% CI: the verdict and change stay
   for (const auto& c : r.verdicts)
     t.add({c.key, gate::to_string(c.verdict), duration_or_empty(c.baseline_median_ns),
            duration_or_empty(c.candidate_median_ns), change(c), interval(c),
            c.tolerance > 0 ? fmt::format("{:.1f}%", 100 * c.tolerance) : "", c.reason});
   std::string out = fmt::format("baseline: {}\n", r.baseline);
-  out += t.render(width);
-  out += verdict_counts(r.verdicts) + "\n";
+  out += t.render(width);  // The sentences under the table fit its width too (wrapped after spaces
+                           // and commas); the notes
+  // stay whole lines, since gate scripts look for them word for word (kSameBuildNote).
+  std::vector<std::string> lines{verdict_counts(r.verdicts)};
+  if (r.mode == "ab") lines.insert(lines.begin(), kPairedNote);
+  for (const auto& text : lines)
+    for (const auto& part : width > 0 ? wrap(text, width) : std::vector{text}) out += part + "\n";
   for (const auto& note : report_notes(r)) out += note + "\n";
   return out;
 }
@@ -263,6 +270,7 @@ std::string markdown_report(const GateReport& r, std::size_t limit) {
   std::size_t left_out = 0;
   auto fits = [&](const std::string& more) { return md.size() + more.size() + reserve < limit; };
 
+  if (r.mode == "ab") md += std::string(kPairedNote) + "\n\n";
   if (!notable.empty()) {
     md += table_header();
     for (auto* c : notable) {

@@ -65,6 +65,13 @@ inline constexpr const char* kSameBuildNote =
     "A/A: both sides are the same build (one worker executable, the same arguments and "
     "plugins): the verdicts measure the noise of this machine, not a change";
 
+// What an A/B's figures are, with its table in every report (console, markdown, HTML): its change
+// is not the quotient of the two medians shown beside it.
+inline constexpr const char* kPairedNote =
+    "change and 99% CI are paired: the head/base ratio of each interleaved round, pooled over "
+    "worker pairs. baseline and now are each side's median over its own samples, so their "
+    "quotient can differ from change.";
+
 struct GateReport {
   std::string mode = "compare";  // "compare" | "ab"
   std::vector<gate::CaseVerdict> verdicts;

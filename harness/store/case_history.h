@@ -1,7 +1,8 @@
-// One case's history as a report draws it: its medians and intervals over runs in one
+// Cases' histories as a report draws them: its medians and intervals over runs in one
 // environment, its change points and the annotations that apply to it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,10 +26,16 @@ struct CaseHistory {
   std::vector<Annotation> annotations;
 };
 
-// The case's medians and their intervals on `branch` (empty: any) in the environment whose
-// fingerprint starts with `env` (empty: the newest run's environment), its change points and
-// the annotations whose glob matches it. util::InputError when the case has no history there.
-CaseHistory case_history(Database& db, const std::string& key, const std::string& branch = {},
-                         const std::string& env = {});
+// The most cases one history report draws; a glob matching more is refused with its matches.
+inline constexpr std::size_t kMaxHistoryCases = 50;
+
+// The history of every case matching `glob` (a key is a glob that matches itself), in key order:
+// each one's medians and their intervals on `branch` (empty: any) in the environment whose
+// fingerprint starts with `env` (empty: the newest run's environment, one for all cases), its
+// change points and the annotations whose glob matches it. util::InputError when no case has
+// history there, or when more than kMaxHistoryCases match (the message names them).
+std::vector<CaseHistory> case_histories(Database& db, const std::string& glob,
+                                        const std::string& branch = {},
+                                        const std::string& env = {});
 
 }  // namespace attnprof::store

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/util/format.h"
+#include "harness/util/table.h"
 
 namespace attnprof::store {
 
@@ -33,29 +34,15 @@ std::string csv_line(const std::vector<std::string>& fields) {
   return out + "\n";
 }
 
-// Columns padded to their widest cell; the last column is not padded.
-std::string table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width;
-  auto cells = [](const std::string& s) {  // display width: count UTF-8 lead bytes
-    return static_cast<std::size_t>(
-        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xc0) != 0x80; }));
-  };
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], cells(r[i]));
-    }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      line += r[i];
-      if (i + 1 < r.size()) line += std::string(width[i] - cells(r[i]) + 2, ' ');
-    }
-    line.erase(line.find_last_not_of(' ') + 1);
-    out += line + "\n";
-  }
-  return out;
+// cells[0] is the header; the table fits `width` (0: all columns) by util::Table's rule, the
+// case key never cut, columns in `drop` left out first to last.
+std::string table(const std::vector<std::vector<std::string>>& cells, std::size_t width,
+                  std::size_t key, std::vector<std::size_t> drop) {
+  util::Table t(cells.front());
+  for (std::size_t i = 1; i < cells.size(); ++i) t.add(cells[i]);
+  t.set_key(key);
+  t.set_drop_order(std::move(drop));
+  return t.render(width);
 }
 
 std::string short_id(const std::string& s, std::size_t n = 12) {
@@ -127,7 +114,7 @@ std::optional<std::int64_t> parse_time(std::string_view text, std::int64_t now_n
   return static_cast<std::int64_t>(timegm(&tm)) * 1'000'000'000LL;
 }
 
-std::string format_history(const std::vector<HistoryRow>& rows, Format format) {
+std::string format_history(const std::vector<HistoryRow>& rows, Format format, std::size_t width) {
   if (format == Format::json) {
     json out = json::array();
     for (const auto& r : rows)
@@ -156,10 +143,11 @@ std::string format_history(const std::vector<HistoryRow>& rows, Format format) {
     return out;
   }
   if (rows.empty()) return "no matching history\n";
-  return table(cells);
+  return table(cells, width, 5, {4, 1, 3, 0});  // env, run, branch, started
 }
 
-std::string format_changes(const std::vector<CaseChange>& changes, Format format) {
+std::string format_changes(const std::vector<CaseChange>& changes, Format format,
+                           std::size_t width) {
   if (format == Format::json) {
     json out = json::array();
     for (const auto& c : changes)
@@ -196,10 +184,10 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
     return out;
   }
   if (changes.empty()) return "no change points\n";
-  return table(cells);
+  return table(cells, width, 0, {2, 7, 4, 5});  // env, p, before, after
 }
 
-std::string format_run(const core::Run& run) {
+std::string format_run(const core::Run& run, std::size_t width) {
   std::string out = fmt::format("run     {}\ncommit  {} ({})\nstarted {}\nstatus  {}\nenv     {}\n",
                                 run.id, run.git_commit.empty() ? "-" : run.git_commit,
                                 run.git_branch.empty() ? "-" : run.git_branch,
@@ -213,7 +201,7 @@ std::string format_run(const core::Run& run) {
     cells.push_back({c.spec.key, core::to_string(c.status),
                      c.summary.n ? util::format_duration(c.summary.median_ns) : "-",
                      std::to_string(c.samples.size()), c.message});
-  return out + table(cells);
+  return out + table(cells, width, 0, {4, 3});  // note, samples
 }
 
 }  // namespace attnprof::store

@@ -3,6 +3,7 @@
 // the unit tests check the exact text without linking the CLI.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -22,10 +23,13 @@ std::optional<Format> parse_format(std::string_view);
 // ▁▂▃▄▅▆▇█ scaled from the series' min to its max; a flat series is all ▄.
 std::string sparkline(std::span<const double> values);
 
-std::string format_history(const std::vector<HistoryRow>& rows, Format format);
-std::string format_changes(const std::vector<CaseChange>& changes, Format format);
-// One line per case (key, status, median, samples), then the run's header fields.
-std::string format_run(const core::Run& run);
+// Tables fit `width` columns (util::Table: columns left out, the case key never cut); 0: all.
+std::string format_history(const std::vector<HistoryRow>& rows, Format format,
+                           std::size_t width = 0);
+std::string format_changes(const std::vector<CaseChange>& changes, Format format,
+                           std::size_t width = 0);
+// The run's header fields, then one line per case (key, status, median, samples, note).
+std::string format_run(const core::Run& run, std::size_t width = 0);
 
 std::string format_time(std::int64_t epoch_ns);  // "2026-11-30T10:37:15Z"
 // "2026-11-30", "2026-11-30T10:37[:15][Z]", or "Nd" (N days before now_ns). nullopt if neither.

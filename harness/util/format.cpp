@@ -5,6 +5,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "harness/util/table.h"
 
 namespace attnprof::util {
 
@@ -43,6 +48,41 @@ std::string collapse_whitespace(std::string_view text) {
     space = false;
     out += c;
   }
+  return out;
+}
+
+std::vector<bool> columns_that_fit(const std::vector<std::size_t>& widths,
+                                   const std::vector<std::size_t>& drop_order, std::size_t gap,
+                                   std::size_t width) {
+  std::vector<bool> kept(widths.size(), true);
+  auto total = [&] {
+    std::size_t sum = 0, shown = 0;
+    for (std::size_t i = 0; i < widths.size(); ++i)
+      if (kept[i]) sum += widths[i], ++shown;
+    return sum + gap * (shown ? shown - 1 : 0);
+  };
+  std::vector<std::size_t> dropped;
+  for (std::size_t i = 0; width > 0 && i < drop_order.size() && total() > width; ++i)
+    if (drop_order[i] < kept.size() && kept[drop_order[i]])
+      kept[drop_order[i]] = false, dropped.push_back(drop_order[i]);
+  // The last column left out may have made room for one left out before it (a wide column
+  // dropped after a narrow one): those come back, last left out first, where they fit.
+  for (std::size_t i = dropped.size(); i-- > 1;) {
+    kept[dropped[i - 1]] = true;
+    if (total() > width) kept[dropped[i - 1]] = false;
+  }
+  return kept;
+}
+
+std::string left_out_note(const std::vector<std::string>& names, std::size_t width) {
+  if (names.empty()) return "";
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  const std::string note =
+      fmt::format("(left out to fit {} columns: {}; --wide prints them)", width, list);
+  // Wrapped (after its commas) where it is wider than the table it speaks of.
+  std::string out;
+  for (const auto& line : wrap(note, width)) out += line + "\n";
   return out;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The HTML reports opened as a person opens them: headless Chromium renders a run's report, a
-# history gate's, an A/B gate's and a case's history from real (tiny) runs; each must draw its charts (SVG elements
+# history gate's, an A/B gate's, a case's history and a glob's (every matching case, the x axis
+# dated) from real (tiny) runs; each must draw its charts (SVG elements
 # in the rendered page, chart-blue pixels in a screenshot that is not blank) and log no console
 # error. Exit 77 (ctest: skipped) where no Chromium or Chrome is installed.
 #   html_chromium.sh BUILD_DIR
@@ -31,6 +32,7 @@ done
 [ -s ab.html ] || fail "attnprof ab wrote no ab.html"
 "$attnprof" report --db h.db --html run.html
 "$attnprof" report --db h.db --case tiny/prefill/b1-s32-fp32-causal/eager --html history.html
+"$attnprof" report --db h.db --case 'tiny/*' --html glob.html
 
 # render FILE MIN_SVG: screenshot, DOM and console of one report.
 render() {
@@ -59,6 +61,19 @@ render gate.html 1
 render ab.html 1
 render history.html 1
 grep -q 'class="band"' "$tmp/history.dom" || fail "history.html: no interval band"
+# A glob's history: every matching case drawn, each x axis ticked with the runs' dates (UTC,
+# "MM-DD HH:MM") over their commits.
+render glob.html 2
+for key in tiny/prefill/b1-s32-fp32-none/eager tiny/prefill/b1-s32-fp32-causal/eager; do
+  grep -q "<title>history of $key</title>" "$tmp/glob.dom" || fail "glob.html: $key not drawn"
+done
+today="$(date -u +%m-%d)"
+dated="$(grep -oE '<tspan x="[0-9.]+">[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}</tspan>' "$tmp/glob.dom" | wc -l)"
+[ "$dated" -ge 6 ] || fail "glob.html: $dated dated x ticks, expected 3 runs in each of 2 charts"
+grep -q ">$today " "$tmp/glob.dom" || fail "glob.html: no x tick of today ($today)"
+for c in c1 c2 c3; do
+  grep -q "dy=\"12\">$c</tspan>" "$tmp/glob.dom" || fail "glob.html: commit $c not under its date"
+done
 # To look at them: ATTNPROF_SCREENSHOTS=<folder> keeps the screenshots and pages there.
 if [ -n "${ATTNPROF_SCREENSHOTS:-}" ]; then
   mkdir -p "$ATTNPROF_SCREENSHOTS" && cp "$tmp"/*.png "$tmp"/*.html "$ATTNPROF_SCREENSHOTS"/

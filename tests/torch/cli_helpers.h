@@ -20,9 +20,10 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
-// Runs `command` (a shell fragment) in `dir`, with $ATTNPROF_DB unset.
+// Runs `command` (a shell fragment) in `dir`, with $ATTNPROF_DB unset and $COLUMNS empty (tables
+// 120 wide, whatever the terminal the tests run from; a command may set COLUMNS itself).
 inline Result shell_in(const fs::path& dir, const std::string& command) {
-  const std::string cmd = "cd '" + dir.string() + "' && ATTNPROF_DB= " + command + " 2>&1";
+  const std::string cmd = "cd '" + dir.string() + "' && ATTNPROF_DB= COLUMNS= " + command + " 2>&1";
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);

@@ -39,16 +39,39 @@ TEST_SUITE("report::html") {
     }
     run.cases[1].status = core::CaseStatus::failed;
     run.cases[1].message = "max error 0.5 <at> [0, 3]\nsecond line";
+    run.cases[0].cost[0].bytes_allocated = 393216;
     const std::string html = report::html_run(run);
     check_self_contained(html);
     CHECK(html.find("<!DOCTYPE html>") == 0);
     CHECK(count(html, "<svg") == 1);
     CHECK(count(html, "class=\"point\"") == 2);
     CHECK(html.find("class=\"roof\"") != std::string::npos);
-    CHECK(html.find("peaks: 50.0 TFLOP/s, 2000 GB/s") != std::string::npos);
+    CHECK(html.find("peaks: 50 TFLOP/s, 2000 GB/s") != std::string::npos);
+    // Each dot numbered, the number's case named under the chart; the roof's source in a legend.
+    CHECK(html.find("<text class=\"mark\"") != std::string::npos);
+    CHECK(html.find("<tr><td class=\"n\">1</td><td>m/prefill/b1-s128-fp32-none/cpu.naive</td>") !=
+          std::string::npos);
+    CHECK(html.find("roof: the device&apos;s properties") != std::string::npos);
     CHECK(html.find("max error 0.5 &lt;at&gt; [0, 3] second line") != std::string::npos);
     CHECK(count(html, "<td>aten::bmm</td>") == 2);
+    CHECK(html.find("<td class=\"n\">384.00 KiB</td>") != std::string::npos);  // as the console
+    CHECK(html.find("393216") == std::string::npos);
     CHECK(report::case_peaks(run.cases[0]).gbps == doctest::Approx(2000));
+  }
+
+  TEST_CASE("a run's line leaves out what the run did not record") {
+    core::Run run = testing::make_run("4d5e6f7a8b9c0d1e", 1'795'946'400'000'000'000LL);
+    run.id = "0f1e2d3c";
+    CHECK(report::html_run(run).find("<p>Run <code>0f1e2d3c</code>, started 2026-11-29 10:00, "
+                                     "commit <code>4d5e6f7a8b9c</code> on branch "
+                                     "<code>main</code>; device") != std::string::npos);
+    run.git_commit.clear();
+    run.git_branch.clear();
+    const std::string html = report::html_run(run);
+    CHECK(html.find("<p>Run <code>0f1e2d3c</code>, started 2026-11-29 10:00, no commit "
+                    "recorded; device") != std::string::npos);
+    CHECK(html.find("commit unknown") == std::string::npos);
+    CHECK(html.find("<code></code>") == std::string::npos);
   }
 
   TEST_CASE("without peaks the roofline says so instead of drawing a roof") {
@@ -79,6 +102,8 @@ TEST_SUITE("report::html") {
                                            {{"aten::bmm", "[[1]]", "", 1, 150, 150}});
     html = report::html_gate(r);
     CHECK(html.find("<h2>A/B: merge base → head</h2>") != std::string::npos);
+    CHECK(html.find(std::string("<p class=\"note\">change and 99% CI are paired: ")) !=
+          std::string::npos);
     CHECK(count(html, "<svg") == 1);  // the rounds; no roofline without metrics
     CHECK(count(html, "class=\"point\"") == 2);
     CHECK(html.find("<td>aten::bmm</td><td>[[1]]</td>") != std::string::npos);
@@ -108,19 +133,53 @@ TEST_SUITE("report::html") {
     a.author = "dev";
     db.add_annotation(a);
     const std::string key = "m/prefill/b1-s128-fp32-none/cpu.naive";
-    store::CaseHistory h = store::case_history(db, key);
+    const std::vector<store::CaseHistory> found = store::case_histories(db, key);
+    REQUIRE(found.size() == 1);
+    const store::CaseHistory& h = found[0];
     REQUIRE(h.points.size() == 12);
     CHECK(h.points[0].commit == "c00");
     CHECK(h.points[11].ci_high_ns == 1510);
     REQUIRE(h.changes.size() == 1);
     CHECK(h.changes[0].point.index == 6);
     REQUIRE(h.annotations.size() == 1);
-    const std::string html = report::html_history(h);
+    const std::string html = report::html_history(found, key);
     check_self_contained(html);
     CHECK(count(html, "class=\"point\"") == 12);
     CHECK(count(html, "class=\"change\"") == 1);
     CHECK(html.find("change +50.0% between c05 and c06") != std::string::npos);
     CHECK(html.find("<title>accept: new tiling (dev)</title>") != std::string::npos);
-    CHECK_THROWS_AS(store::case_history(db, "no/such/case"), util::InputError);
+    CHECK_THROWS_AS(store::case_histories(db, "no/such/case"), util::InputError);
+  }
+
+  TEST_CASE("a glob's history draws every matching case, its x axis dated; too many are refused") {
+    testing::TempDir d;
+    auto db = store::Database::open(d.file("h.db"));
+    for (int i = 0; i < 3; ++i)  // 2026-11-29 10:00 UTC, a day apart
+      db.write_run(testing::make_run(fmt::format("c{:02}", i),
+                                     (1'795'946'400LL + i * 86400LL) * 1'000'000'000LL, 3));
+    const std::vector<store::CaseHistory> found = store::case_histories(db, "m/prefill/*");
+    REQUIRE(found.size() == 3);
+    const std::string html = report::html_history(found, "m/prefill/*");
+    check_self_contained(html);
+    CHECK(html.find("<title>attnprof history: m/prefill/* (3 cases)</title>") != std::string::npos);
+    CHECK(html.find("3 cases match <code>m/prefill/*</code>") != std::string::npos);
+    CHECK(count(html, "<svg") == 3);
+    CHECK(count(html, "class=\"point\"") == 9);
+    for (const auto& h : found) {
+      CHECK(h.points.size() == 3);
+      CHECK(html.find("<title>history of " + h.key + "</title>") != std::string::npos);
+    }
+    CHECK(count(html, "<tspan x=\"72.0\">11-29 10:00</tspan>") == 3);
+    CHECK(html.find(">12-01 10:00</tspan><tspan x=\"744.0\" dy=\"12\">c02</tspan>") !=
+          std::string::npos);
+    CHECK(count(html, "class=\"legend\"") == 6);  // median and its interval, each chart
+    for (int i = 3; i < 52; ++i) {
+      core::Run wide = testing::make_run("w", 1'795'946'400'000'000'000LL, 1);
+      wide.cases[0].spec.key = fmt::format("m/prefill/many{:02}/cpu.naive", i);
+      db.write_run(wide);
+    }
+    CHECK_THROWS_WITH_AS(store::case_histories(db, "m/prefill/*"),
+                         doctest::Contains("matches 52 cases, more than the 50 one report draws"),
+                         util::InputError);
   }
 }

@@ -44,8 +44,16 @@ TEST_SUITE("store::render") {
     auto rows = two_rows();
     CHECK(store::format_history(rows, Format::table) ==
           "started               run       commit        branch  env  case          metric             value\n"
-          "2025-11-30T09:37:15Z  01234567  deadbeefcafe  main    e1   m/k           summary.median_ns  1234.5\n"
+          "---------------------------------------------------------------------------------------------------\n"
+          "2025-11-30T09:37:15Z  01234567  deadbeefcafe  main    e1   m/k           summary.median_ns   1234.5\n"
           "2025-11-30T09:37:15Z  01234567  deadbeefcafe  main    e1   m/with,comma  summary.median_ns  2000000\n");
+    // At 80 columns: env, run and branch left out, the case key whole.
+    CHECK(store::format_history(rows, Format::table, 80) ==
+          "started               commit        case          metric             value\n"
+          "----------------------------------------------------------------------------\n"
+          "2025-11-30T09:37:15Z  deadbeefcafe  m/k           summary.median_ns   1234.5\n"
+          "2025-11-30T09:37:15Z  deadbeefcafe  m/with,comma  summary.median_ns  2000000\n"
+          "(left out to fit 80 columns: run, branch, env; --wide prints them)\n");
     CHECK(store::format_history(rows, Format::csv) ==
           "started,run,commit,branch,env,case,metric,value\n"
           "2025-11-30T09:37:15Z,0123456789abcdef,deadbeefcafe0000,main,e1,m/k,summary.median_ns,1234.5\n"

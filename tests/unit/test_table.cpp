@@ -1,9 +1,11 @@
 // costmatrix::render_table and render_kernels: exact text, sorting, limits, bad keys.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <stdexcept>
 
 #include "harness/costmatrix/table.h"
+#include "report_fixtures.h"
 
 using namespace attnprof;
 
@@ -24,13 +26,16 @@ core::CostRow row(std::string op, int calls, double self, double total, double d
 }  // namespace
 
 TEST_SUITE("costmatrix::Table") {
-  TEST_CASE("time and byte formats follow torch's") {
+  TEST_CASE("times follow torch's format, sizes every other table's") {
     CHECK(costmatrix::format_time_ns(12'345) == "12.345us");
     CHECK(costmatrix::format_time_ns(1'234'567) == "1.235ms");
     CHECK(costmatrix::format_time_ns(2e9) == "2.000s");
-    CHECK(costmatrix::format_bytes(512) == "512 b");
-    CHECK(costmatrix::format_bytes(1536) == "1.50 Kb");
-    CHECK(costmatrix::format_bytes(-3 * 1024 * 1024) == "-3.00 Mb");
+    core::CostRow r = row("aten::empty", 1, 1, 1);
+    r.bytes_allocated = 393216;
+    r.bytes_freed = 512;
+    const std::string out = costmatrix::render_table({r}, "", 0);
+    CHECK(out.find("  384.00 KiB  ") != std::string::npos);
+    CHECK(out.find("  -512 B  ") != std::string::npos);
   }
 
   TEST_CASE("CPU-only table: exact text") {
@@ -89,9 +94,45 @@ TEST_SUITE("costmatrix::Table") {
     const std::string out = costmatrix::render_table(rows, "", 0);
     CHECK(out.find("Input Shapes") != std::string::npos);
     CHECK(out.find("[[1, 2], [3]]") != std::string::npos);
-    CHECK(out.find("2.00 Kb") != std::string::npos);
+    CHECK(out.find("2.00 KiB") != std::string::npos);
     CHECK(out.find(std::string(52, 'x') + "...") != std::string::npos);
     CHECK(out.find(std::string(53, 'x')) == std::string::npos);
+  }
+
+  TEST_CASE("golden at 120 and 80 columns: columns left out and named, never split") {
+    std::vector<core::CostRow> rows = {
+        row("aten::scaled_dot_product_attention", 1, 900, 2000),
+        row("aten::_scaled_dot_product_flash_attention", 1, 800, 1100),
+        row("aten::empty", 3, 300, 300)};
+    for (auto& r : rows) r.input_shapes = "[[1, 12, 128, 64], [1, 12, 128, 64]]";
+    rows[2].bytes_allocated = 393216;
+    for (std::size_t width : {120, 80}) {
+      const std::string out = costmatrix::render_table(rows, "", 0, width);
+      testing::check_golden(fmt::format("costmatrix.{}.txt", width), out);
+      std::size_t start = 0, widest = 0;
+      while (start < out.size()) {
+        const std::size_t end = out.find('\n', start);
+        widest = std::max(widest, end - start);
+        start = end + 1;
+      }
+      CHECK(widest <= width);
+      CHECK(out.find("aten::_scaled_dot_product_flash_attention  ") != std::string::npos);
+    }
+    CHECK(costmatrix::render_table(rows, "", 0, 0).find("left out") == std::string::npos);
+  }
+
+  TEST_CASE("with device columns, at 120 and 80: the device's self time and the name stay") {
+    std::vector<core::CostRow> rows = {
+        row("aten::_scaled_dot_product_flash_attention", 1, 9000, 9500, 41000, 41000),
+        row("aten::empty", 2, 800, 800)};
+    rows[0].launches = 1;
+    rows[0].kernels = {{"pytorch_flash::flash_fwd_kernel", 1}};
+    for (std::size_t width : {120, 80}) {
+      const std::string out = costmatrix::render_table(rows, "", 0, width);
+      testing::check_golden(fmt::format("costmatrix.device.{}.txt", width), out);
+      CHECK(out.find("Self Device  ") != std::string::npos);
+      CHECK(out.find("41.000us") != std::string::npos);
+    }
   }
 
   TEST_CASE("an unknown sort key names the valid ones") {
@@ -130,8 +171,8 @@ TEST_SUITE("costmatrix::Table") {
         "------------  ------------  ------------  ----------------  --------------  ------  "
         "------------  \n"
         "flash_fwd_kernel  aten::_flash_attention_forward         2       3.000us    100.00%       "
-        "1.500us       1.000us       2.000us        [16, 8, 1]     [128, 1, 1]     255      48.00 "
-        "Kb  \n"
+        "1.500us       1.000us       2.000us        [16, 8, 1]     [128, 1, 1]     255     48.00 "
+        "KiB  \n"
         "----------------  ------------------------------  --------  ------------  ---------  "
         "------------  ------------  ------------  ----------------  --------------  ------  "
         "------------  \n"

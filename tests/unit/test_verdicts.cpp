@@ -105,26 +105,39 @@ TEST_SUITE("report::verdicts") {
     CHECK_FALSE(parsed.contains("ab"));
   }
 
-  TEST_CASE("console: fits 120 columns, keys wrap, reasons go under their row; --wide does not") {
+  TEST_CASE("console golden at 120 and 80 columns: keys whole, columns left out; --wide all") {
     report::GateReport r = sample_report();
-    const std::string text = report::console_report(r);
-    std::size_t start = 0, widest = 0, lines = 0;
-    while (start < text.size()) {
-      const std::size_t end = text.find('\n', start);
-      widest = std::max(widest, report::display_width(text.substr(start, end - start)));
-      start = end + 1;
-      ++lines;
+    r.verdicts.push_back(verdict("bert-base/prefill/b1-s128-fp32-none/op:my_ns::attention",
+                                 gate::Verdict::unchanged, 1.001, "interval inside ±5.0%"));
+    for (std::size_t width : {120, 80}) {
+      const std::string text = report::console_report(r, width);
+      check_golden(fmt::format("console.{}.txt", width), text);
+      std::size_t start = 0, widest = 0;
+      while (start < text.size()) {
+        const std::size_t end = text.find('\n', start);
+        widest = std::max(widest, report::display_width(text.substr(start, end - start)));
+        start = end + 1;
+      }
+      CHECK(widest <= width);
+      for (const auto& v : r.verdicts) CHECK(text.find(v.key) != std::string::npos);
     }
-    CHECK(widest <= 120);
-    // The 3-line error is on one line, under its case.
-    CHECK(text.find("    RuntimeError: CUDA error: an illegal memory access was encountered CUDA "
-                    "kernel errors") != std::string::npos);
     const std::string wide = report::console_report(r, 0);
-    CHECK(wide.find("llama-2-7b/decode/b16-kv16384-bf16-none/cuda.decode   failed") !=
+    CHECK(wide.find("llama-2-7b/decode/b16-kv16384-bf16-none/cuda.decode      failed") !=
           std::string::npos);
     CHECK(wide.find("RuntimeError: CUDA error: an illegal memory access was encountered CUDA "
                     "kernel errors might be asynchronously reported at some other API call For "
                     "debugging consider passing CUDA_LAUNCH_BLOCKING=1\n") != std::string::npos);
+    CHECK(wide.find("left out") == std::string::npos);
+  }
+
+  TEST_CASE("an A/B's reports say that its change is paired and its medians are not") {
+    report::GateReport r = sample_report();
+    CHECK(report::markdown_report(r).find(report::kPairedNote) == std::string::npos);
+    r.mode = "ab";
+    const std::string md = report::markdown_report(r);
+    CHECK(md.find(std::string(report::kPairedNote) + "\n\n| case |") != std::string::npos);
+    CHECK(report::console_report(r, 0).find(std::string(report::kPairedNote) + "\n") !=
+          std::string::npos);
   }
 
   TEST_CASE("an A/B's op diff: worst first, ops on one side only included, in every format") {

@@ -13,6 +13,7 @@
 #include "harness/costmatrix/roofline.h"
 #include "harness/util/error.h"
 #include "worker/kernel/registry.h"
+#include "worker/runner/cpu_peaks.h"
 #include "worker/runner/workload.h"
 #include "worker/trace/tracer.h"
 
@@ -128,6 +129,17 @@ void add_roofline_or_share(const core::Case& c, const env::Description& env, boo
       if (peak_gbps <= 0) peak_gbps = dev.peak_gbps;
       if (peak_tflops <= 0) peak_tflops = env::peak_tflops(dev, c.dtype);
     }
+  }
+  if (c.level == core::Level::kernel && !cuda && (peak_gbps <= 0 || peak_tflops <= 0)) {
+    // A CPU has no datasheet we read: its peaks are measured once per machine (cpu_peaks.h).
+    // Its fp32 FLOP/s, which an fp32 GEMM's peak bounds, tells whether the cached peak is low.
+    const double seconds = r.summary.median_ns * 1e-9;
+    const bool fp32 = c.dtype == core::DType::fp32 && seconds > 0;
+    const env::CpuPeaks probed =
+        cpu_peaks(env, fp32 ? kernel::attention_flops(c) / seconds / 1e12 : 0);
+    if (peak_gbps <= 0) peak_gbps = probed.gbps;
+    if (peak_tflops <= 0) peak_tflops = probed.tflops;
+    r.metrics["roofline.peaks_probed"] = 1;
   }
   if (c.level == core::Level::kernel) {
     // The time is the measured median, not the traced calls (they carry the tracer's cost); the
