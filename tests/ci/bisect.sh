@@ -6,7 +6,9 @@
 # with the build command and plugin as the CI gate takes them and the attnprof already built,
 # must name the fourth: three steps (the bad commit, then the middle twice), each a paired A/B
 # stored in the history. Then a range whose bad side is not slower stops with exit 1 and
-# reuses both builds; a commit that does not exist is bad input.
+# reuses both builds; a change point that `attnprof changes` finds in a history of runs at
+# the third and fourth commits gives the range (--from-change) and the fourth is named again;
+# a commit that does not exist is bad input.
 #   bisect.sh BUILD_DIR      (an attnprof build with its worker)
 set -euo pipefail
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -70,9 +72,29 @@ expect "$tmp/log2" "bisect: ${c6:0:12} built before, reused"
 expect "$tmp/log2" "bisect: the bad commit ${c6:0:12} is not slower than the good one ${c4:0:12}"
 grep '^bisect: step 1:' "$tmp/log2"
 
+echo "== from a change point: main's history at the third and fourth commits, five runs each"
+key="tiny/prefill/b1-s64-fp32-none/op:busy::attention"
+for c in "$c3" "$c4"; do
+  for _ in 1 2 3 4 5; do
+    "$attnprof" run attnprof.yaml --no-trace --db "$tmp/history.db" --commit "$c" --branch main \
+      --plugin "$tmp/work/${c:0:12}/build/libbusy.so" >>"$tmp/runs.log" 2>&1 ||
+      { cat "$tmp/runs.log"; fail "attnprof run at $c failed"; }
+  done
+done
+"$attnprof" changes --db "$tmp/history.db" >"$tmp/changes"
+expect "$tmp/changes" "${c3:0:12}..${c4:0:12}"
+rc=0
+"$attnprof" bisect --from-change "$key" --build-command 'bash build.sh' --plugins build/libbusy.so \
+  --db "$tmp/history.db" --work "$tmp/work" attnprof.yaml >"$tmp/log4" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { cat "$tmp/log4"; fail "bisect --from-change exited $rc, not 0"; }
+expect "$tmp/log4" "bisect: $key slowed by +"
+expect "$tmp/log4" "between ${c3:0:12} and ${c4:0:12} (attnprof changes)"
+expect "$tmp/log4" "first bad commit: $c4 kernel: every row computed twice"
+grep -E '^bisect: (step 1:|.*slowed by)' "$tmp/log4"
+
 echo "== a commit that is not there: bad input, nothing built"
 rc=0
 "${bisect[@]}" --good nope >"$tmp/log3" 2>&1 || rc=$?
 [ "$rc" = 2 ] || { cat "$tmp/log3"; fail "--good nope exited $rc, not 2"; }
 expect "$tmp/log3" "--good: \"nope\" names no commit in $repo"
-echo "bisect: the slow commit named; a range without a slowdown stops; bad input refused"
+echo "bisect: the slow commit named, from a range and from a change point; a range without a slowdown stops; bad input refused"
