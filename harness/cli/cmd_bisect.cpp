@@ -61,8 +61,9 @@ bisect::BuildSpec build_spec(const BisectArgs& o, const std::string& repo) {
 }
 
 // The answer, and the exit code: 0 when a commit is named, 1 when the search stopped without.
-int answer(const bisect::Bisection& b, const std::vector<bisect::Commit>& range,
-           const std::vector<Step>& steps, double seconds) {
+int answer(const BisectArgs& o, const bisect::Bisection& b,
+           const std::vector<bisect::Commit>& range, const std::vector<Step>& steps,
+           double seconds) {
   fmt::print("\nbisect: {} step(s) in {:.1f} s\n{}", steps.size(), seconds, steps_table(steps));
   const Step& last = steps.back();
   const std::string good = b.last_good().substr(0, 12), bad = b.first_bad().substr(0, 12);
@@ -86,9 +87,9 @@ int answer(const bisect::Bisection& b, const std::vector<bisect::Commit>& range,
       fmt::print(
           "bisect: step {} ({}) is inconclusive: {}\nthe first bad commit is one of these {} "
           "(oldest first):{}\ngo on with a longer budget over them: attnprof bisect --good {} "
-          "--bad {} --max-pairs N (N above this one's), the other options as now\n",
+          "--bad {} --max-pairs {}, the other options as now\n",
           last.number, last.commit.sha.substr(0, 12), last.judgement.why, b.remaining().size(),
-          left, good, bad);
+          left, good, bad, 2 * o.ab.max_pairs);
       return 1;
     }
   }
@@ -123,7 +124,7 @@ int run_bisect(BisectArgs& o) {
     fmt::print("bisect: {}\n", step_line(steps.back()));
     b.record(*i, steps.back().judgement.side);
   }
-  return answer(b, range, steps,
+  return answer(o, b, range, steps,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 

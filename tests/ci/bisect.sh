@@ -6,7 +6,8 @@
 # with the build command and plugin as the CI gate takes them and the attnprof already built,
 # must name the fourth: three steps (the bad commit, then the middle twice), each a paired A/B
 # stored in the history. Then a range whose bad side is not slower stops with exit 1 and
-# reuses both builds; a change point that `attnprof changes` finds in a history of runs at
+# reuses both builds; a step on too few pairs of workers is inconclusive and stops with the
+# commits left; a change point that `attnprof changes` finds in a history of runs at
 # the third and fourth commits gives the range (--from-change) and the fourth is named again;
 # a commit that does not exist is bad input.
 #   bisect.sh BUILD_DIR      (an attnprof build with its worker)
@@ -38,6 +39,7 @@ sed -i 's|^          const int last = causal|          const int last = causal  
 c6="$(commit "kernel: say what last is")"
 grep -q 'passes = 2' kernel.cpp || fail "the slow commit did not change the kernel"
 
+key="tiny/prefill/b1-s64-fp32-none/op:busy::attention"
 bisect=("$attnprof" bisect --build-command 'bash build.sh' --plugins build/libbusy.so
         --db "$tmp/bisect.db" --work "$tmp/work" attnprof.yaml)
 echo "== bisect from the first commit to the sixth: names the fourth"
@@ -72,8 +74,15 @@ expect "$tmp/log2" "bisect: ${c6:0:12} built before, reused"
 expect "$tmp/log2" "bisect: the bad commit ${c6:0:12} is not slower than the good one ${c4:0:12}"
 grep '^bisect: step 1:' "$tmp/log2"
 
+echo "== two pairs of workers cannot show unchanged: the step is inconclusive, the search stops"
+rc=0
+"${bisect[@]}" --commits "$c4..$c5" --min-pairs 2 --max-pairs 2 >"$tmp/log5" 2>&1 || rc=$?
+[ "$rc" = 1 ] || { cat "$tmp/log5"; fail "an inconclusive bisect exited $rc, not 1"; }
+expect "$tmp/log5" "bisect: step 1 (${c5:0:12}) is inconclusive: $key inconclusive: "
+expect "$tmp/log5" "the first bad commit is one of these 1 (oldest first): ${c5:0:12}"
+expect "$tmp/log5" "go on with a longer budget over them: attnprof bisect --good ${c4:0:12} --bad ${c5:0:12} --max-pairs 4, the other options as now"
+
 echo "== from a change point: main's history at the third and fourth commits, five runs each"
-key="tiny/prefill/b1-s64-fp32-none/op:busy::attention"
 for c in "$c3" "$c4"; do
   for _ in 1 2 3 4 5; do
     "$attnprof" run attnprof.yaml --no-trace --db "$tmp/history.db" --commit "$c" --branch main \

@@ -33,6 +33,18 @@ std::vector<std::string> make_repo(const std::string& dir, int n) {
   return shas;
 }
 
+// A repository of `n` commits in `tmp`, and the spec that builds its commits under tmp/work.
+struct Fixture {
+  testing::TempDir tmp;
+  std::vector<std::string> shas;
+  bisect::BuildSpec spec;
+  explicit Fixture(int n) {
+    spec.repo = tmp.file("repo");
+    spec.work = tmp.file("work");
+    shas = make_repo(spec.repo, n);
+  }
+};
+
 std::string input_error(const std::function<void()>& f) {
   try {
     f();
@@ -69,12 +81,8 @@ TEST_SUITE("bisect::trees") {
   }
 
   TEST_CASE("a commit builds in its own worktree once, and its build is reused") {
-    testing::TempDir tmp;
-    const std::string repo = tmp.file("repo");
-    const auto shas = make_repo(repo, 3);
-    bisect::BuildSpec spec;
-    spec.repo = repo;
-    spec.work = tmp.file("work");
+    Fixture f(3);
+    auto& [tmp, shas, spec] = f;
     spec.build_command = "mkdir -p out && cp n.txt out/lib.so && echo built >> ../builds.txt";
     spec.plugins = {"out/lib.so"};
     const bisect::Commit c{shas[1], "commit 1"};
@@ -94,12 +102,8 @@ TEST_SUITE("bisect::trees") {
   }
 
   TEST_CASE("a build command that fails, or makes no plugin, names the commit") {
-    testing::TempDir tmp;
-    const std::string repo = tmp.file("repo");
-    const auto shas = make_repo(repo, 2);
-    bisect::BuildSpec spec;
-    spec.repo = repo;
-    spec.work = tmp.file("work");
+    Fixture f(2);
+    auto& [tmp, shas, spec] = f;
     spec.build_command = "echo compiling; echo 'kernel.cpp:3: error: expected ;' >&2; exit 4";
     const bisect::Commit c{shas[0], "commit 0"};
     const std::string id = shas[0].substr(0, 12);
