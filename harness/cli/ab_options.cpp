@@ -12,18 +12,8 @@
 
 namespace attnprof::cli {
 
-void add_ab_options(CLI::App& sub, AbArgs& a) {
+void add_ab_session_options(CLI::App& sub, AbArgs& a) {
   sub.add_option("scenarios", a.files, "Scenario files (default: the embedded smoke suite)");
-  sub.add_option("--base", a.base,
-                 "The base side: an attnprof-worker executable, or the build folder holding one "
-                 "(e.g. the merge base's build; default: the worker beside this attnprof, for "
-                 "two plugins or settings with --base-arg and --head-arg)");
-  sub.add_option("--head", a.head,
-                 "The head side, likewise (default: the worker beside this attnprof)");
-  sub.add_option("--base-arg", a.base_args,
-                 "An argument for the base worker, e.g. --base-arg=--threads=1 or "
-                 "--base-arg=--plugin=old.so");
-  sub.add_option("--head-arg", a.head_args, "An argument for the head worker");
   sub.add_option("--env", a.env,
                  "NAME=VALUE in both workers' environment, set before they start. "
                  "OMP_WAIT_POLICY is PASSIVE unless set here or in attnprof's environment");
@@ -32,11 +22,6 @@ void add_ab_options(CLI::App& sub, AbArgs& a) {
   sub.add_option("--shard", a.shard, "Only CI shard i of n (e.g. 2/4)");
   sub.add_option("--tolerance", a.tolerance,
                  "Tolerance for every case, e.g. 5% (default: each case's own, else 5%)");
-  sub.add_flag("--strict", a.strict, "Fail on inconclusive verdicts too");
-  sub.add_flag("--accept-from-commit-message", a.accept_from_commit,
-               "Accept regressions named by `Perf-Accept: <glob> <reason>` trailers of the "
-               "commit(s) under test (git log)");
-  add_report_options(sub, a.reports);
   sub.add_option("--batch-ms", a.batch_ms, "Work per side per round, in ms")->capture_default_str();
   sub.add_option("--max-rounds", a.max_rounds, "Rounds per case and pair of workers at most")
       ->capture_default_str();
@@ -58,14 +43,33 @@ void add_ab_options(CLI::App& sub, AbArgs& a) {
                  "Scale each case's time budget (measure.time_budget) for its rounds")
       ->capture_default_str();
   sub.add_flag("--no-trace", a.no_trace, "Skip the traced passes (no per-op diff)");
-  sub.add_flag("!--no-confirm", a.confirm,
-               "One pair of workers per case (--max-pairs 1): a quick look, and every measured "
-               "case inconclusive, since no verdict rests on one pair");
   sub.add_option("--diff-rows", a.diff_rows, "Rows of each per-op diff to print")
       ->capture_default_str();
   sub.add_option("--case-timeout", a.case_timeout_s,
                  "Seconds a worker may take for one step before it counts as hung")
       ->check(case_timeout_bound());
+}
+
+void add_ab_options(CLI::App& sub, AbArgs& a) {
+  sub.add_option("--base", a.base,
+                 "The base side: an attnprof-worker executable, or the build folder holding one "
+                 "(e.g. the merge base's build; default: the worker beside this attnprof, for "
+                 "two plugins or settings with --base-arg and --head-arg)");
+  sub.add_option("--head", a.head,
+                 "The head side, likewise (default: the worker beside this attnprof)");
+  sub.add_option("--base-arg", a.base_args,
+                 "An argument for the base worker, e.g. --base-arg=--threads=1 or "
+                 "--base-arg=--plugin=old.so");
+  sub.add_option("--head-arg", a.head_args, "An argument for the head worker");
+  add_ab_session_options(sub, a);
+  sub.add_flag("--strict", a.strict, "Fail on inconclusive verdicts too");
+  sub.add_flag("--accept-from-commit-message", a.accept_from_commit,
+               "Accept regressions named by `Perf-Accept: <glob> <reason>` trailers of the "
+               "commit(s) under test (git log)");
+  add_report_options(sub, a.reports);
+  sub.add_flag("!--no-confirm", a.confirm,
+               "One pair of workers per case (--max-pairs 1): a quick look, and every measured "
+               "case inconclusive, since no verdict rests on one pair");
   sub.add_option("--base-commit", a.base_commit, "The base side's commit, for the record");
   a.meta.add_options(sub);
 }

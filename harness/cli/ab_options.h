@@ -30,9 +30,22 @@ struct AbArgs {
 };
 
 void add_ab_options(CLI::App& sub, AbArgs& a);
+// What a session measures and how, without its two sides and reports: what bisect's steps take
+// too (scenarios, --env, --db, --case, --shard, --tolerance, rounds, pairs, --time-limit, ...).
+void add_ab_session_options(CLI::App& sub, AbArgs& a);
 
 // The gate's options; util::InputError naming the option when a session option is out of range.
 gate::Options gate_options(const AbArgs& a);
 ab::SessionOptions session_options(const AbArgs& a, const gate::Options& opts);
+
+// What an A/B session left: its stored pair and the verdicts it was judged by.
+struct AbOutcome {
+  std::string pair_id;
+  std::vector<gate::CaseVerdict> verdicts;
+  double seconds = 0;  // the whole session, every pair of workers' start included
+};
+// attnprof ab with these arguments (cmd_ab.cpp): measures, stores and reports as ab does; the
+// exit code, and what the session left in `outcome` when one is given.
+int run_ab(const AbArgs& a, AbOutcome* outcome = nullptr);
 
 }  // namespace attnprof::cli

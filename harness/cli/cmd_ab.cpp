@@ -69,7 +69,9 @@ std::vector<core::Case> ab_cases(const AbArgs& a, const worker::Described& both)
   return cases;
 }
 
-int ab(const AbArgs& a) {
+}  // namespace
+
+int run_ab(const AbArgs& a, AbOutcome* outcome) {
   const gate::Options opts = gate_options(a);
   worker::Spawn base = spawn(a.base, a.base_args, "--base", "base");  // its errors first
   const ab::Sides s =
@@ -113,20 +115,22 @@ int ab(const AbArgs& a) {
   j.diff_rows = a.diff_rows;
   j.same_build = aa;
   j.pair_seconds = session.pair_seconds();
-  const int code = judge_pair(db, pair.sink.pair_id, j);
+  const int code = judge_pair(db, pair.sink.pair_id, j, outcome ? &outcome->verdicts : nullptr);
   fmt::print(
       "\nA/B pair {} stored in {} (base run {}, head run {}); {} pair(s) of workers, "
       "{:.1f} s\n",
       pair.sink.pair_id, a.db, pair.base.id, pair.head.id, session.pairs_started(), wall_s);
+  if (outcome) {
+    outcome->pair_id = pair.sink.pair_id;
+    outcome->seconds = wall_s;
+  }
   return code;
 }
-
-}  // namespace
 
 Action setup_ab(CLI::App& sub) {
   auto a = std::make_shared<AbArgs>();
   add_ab_options(sub, *a);
-  return [a] { return ab(*a); };
+  return [a] { return run_ab(*a); };
 }
 
 }  // namespace attnprof::cli

@@ -36,6 +36,7 @@ Action setup_import(CLI::App&);
 Action setup_check(CLI::App&);
 Action setup_annotate(CLI::App&);
 Action setup_ab(CLI::App&);
+Action setup_bisect(CLI::App&);
 Action setup_report(CLI::App&);
 Action setup_push(CLI::App&);
 Action setup_pull(CLI::App&);
@@ -63,6 +64,7 @@ inline std::span<const Command> commands() {
   static const Command table[] = {
       {"run", "Run scenarios, check and measure each case, store the run", setup_run},
       {"ab", "Measure a base and a head build interleaved; exit 1 on a regression", setup_ab},
+      {"bisect", "Find the first bad commit of a range, each step a paired A/B", setup_bisect},
       {"compare", "Compare a run against a baseline; exit 1 on a regression", setup_compare},
       {"baseline", "Write or refresh a baseline file from a stored run", setup_baseline},
       {"annotate", "Record accept, reset or ignore decisions that compare honours", setup_annotate},

@@ -96,7 +96,8 @@ void record_verdicts(store::Database& db, const std::string& run_id,
   db.write_verdicts(run_id, stored);
 }
 
-int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& j) {
+int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& j,
+               std::vector<gate::CaseVerdict>* verdicts) {
   ab::Judging judging;
   judging.options = j.options;
   judging.notes = j.notes;
@@ -115,6 +116,7 @@ int judge_pair(store::Database& db, const std::string& ref, const PairJudgement&
   if (!judged->moved.empty()) fmt::print("{}", judged->moved);
   if (j.record)
     record_verdicts(db, judged->head_run, judged->report.verdicts, "ab:" + judged->pair_id);
+  if (verdicts) *verdicts = judged->report.verdicts;
   return judged->report.exit_code;
 }
 

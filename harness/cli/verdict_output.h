@@ -44,7 +44,8 @@ void record_verdicts(store::Database& db, const std::string& run_id,
 
 // Judges a stored A/B (attnprof ab's two runs and their rounds) with the per-op diff of every
 // regression and improvement: what `ab` does at its end and `compare --pair` does again later
-// (another tolerance, new annotations). Returns the exit code.
+// (another tolerance, new annotations). Returns the exit code; the verdicts in `verdicts` when
+// one is given.
 struct PairJudgement {
   gate::Options options;
   ReportFiles files;
@@ -57,6 +58,7 @@ struct PairJudgement {
   std::optional<bool> same_build;
   std::map<std::string, double> pair_seconds;  // from ab: what one more pair costs each case
 };
-int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& judgement);
+int judge_pair(store::Database& db, const std::string& ref, const PairJudgement& judgement,
+               std::vector<gate::CaseVerdict>* verdicts = nullptr);
 
 }  // namespace attnprof::cli
