@@ -137,7 +137,7 @@ std::string steps_table(const std::vector<Step>& steps) {
            bisect::to_string(s.judgement.side), s.pair_id.substr(0, 8),
            s.reused ? "reused" : fmt::format("{:.1f} s", s.build_seconds),
            fmt::format("{:.1f} s", s.ab_seconds)});
-  t.set_wrap(2);
+  t.set_detail(2);  // a long subject goes under its row
   return t.render();
 }
 
