@@ -7,9 +7,11 @@
 
 #include "harness/cli/commands.h"
 #include "harness/costmatrix/table.h"
+#include "harness/report/results.h"
 #include "harness/store/database.h"
 #include "harness/store/render.h"
 #include "harness/util/error.h"
+#include "harness/util/table.h"
 
 namespace attnprof::cli {
 
@@ -35,17 +37,20 @@ Action setup_show(CLI::App& sub) {
     if (!run)
       throw util::InputError(util::Diagnostic{
           o->db, 0, 0, fmt::format("no run \"{}\" (try `attnprof history` for ids)", o->run)});
-    fmt::print("{}", store::format_run(*run, table_width(o->wide)));
+    // The cases as `run` printed them: a busy machine's and an unchecked figure say so here too.
+    fmt::print("{}\n{}{}\n", store::format_run_header(*run),
+               report::results_table(*run, table_width(o->wide)), report::status_counts(*run));
     if (!run->pair_id.empty())
       fmt::print("A/B pair {} ({} side); judge it again: attnprof compare --pair {}\n",
                  run->pair_id, run->side, run->pair_id.substr(0, 8));
     auto verdicts = db.verdicts(run->id);
     if (!verdicts.empty()) {
-      fmt::print("\nverdicts\n");
+      util::Table t({"case", "verdict", "ratio", "detail"});
+      t.set_key(0);
+      t.set_detail(3);
       for (const auto& v : verdicts)
-        fmt::print("  {}  {}{}{}\n", v.case_key, v.verdict,
-                   v.ratio ? fmt::format("  x{:.3f}", *v.ratio) : "",
-                   v.detail.empty() ? "" : "  " + v.detail);
+        t.add({v.case_key, v.verdict, v.ratio ? fmt::format("{:.3f}x", *v.ratio) : "", v.detail});
+      fmt::print("\nverdicts\n{}", t.render(table_width(o->wide)));
     }
     for (const auto& a : db.annotations(run->id))
       fmt::print("\nannotation: {} {} by {}: {}\n", store::to_string(a.kind), a.case_glob, a.author,

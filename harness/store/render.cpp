@@ -187,21 +187,14 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
   return table(cells, width, 0, {2, 7, 4, 5});  // env, p, before, after
 }
 
-std::string format_run(const core::Run& run, std::size_t width) {
+std::string format_run_header(const core::Run& run) {
   std::string out = fmt::format("run     {}\ncommit  {} ({})\nstarted {}\nstatus  {}\nenv     {}\n",
                                 run.id, run.git_commit.empty() ? "-" : run.git_commit,
                                 run.git_branch.empty() ? "-" : run.git_branch,
                                 format_time(run.started_ns), run.status, run.env.fingerprint());
   if (!run.pr.empty()) out += fmt::format("pr      {}\n", run.pr);
   if (!run.ci_url.empty()) out += fmt::format("ci      {}\n", run.ci_url);
-  out += "\n";
-  std::vector<std::vector<std::string>> cells;
-  cells.push_back({"case", "status", "median", "samples", "note"});
-  for (const auto& c : run.cases)
-    cells.push_back({c.spec.key, core::to_string(c.status),
-                     c.summary.n ? util::format_duration(c.summary.median_ns) : "-",
-                     std::to_string(c.samples.size()), c.message});
-  return out + table(cells, width, 0, {4, 3});  // note, samples
+  return out;
 }
 
 }  // namespace attnprof::store

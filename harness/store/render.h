@@ -28,8 +28,9 @@ std::string format_history(const std::vector<HistoryRow>& rows, Format format,
                            std::size_t width = 0);
 std::string format_changes(const std::vector<CaseChange>& changes, Format format,
                            std::size_t width = 0);
-// The run's header fields, then one line per case (key, status, median, samples, note).
-std::string format_run(const core::Run& run, std::size_t width = 0);
+// The run's header fields (id, commit, start, status, environment, PR, CI link), one a line;
+// its cases are report::results_table's, as `run` printed them.
+std::string format_run_header(const core::Run& run);
 
 std::string format_time(std::int64_t epoch_ns);  // "2026-11-30T10:37:15Z"
 // "2026-11-30", "2026-11-30T10:37[:15][Z]", or "Nd" (N days before now_ns). nullopt if neither.

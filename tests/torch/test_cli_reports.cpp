@@ -78,6 +78,22 @@ TEST_SUITE("cli.reports") {
     CHECK(wide.out.find(" KiB") != std::string::npos);  // sizes in binary units
   }
 
+  TEST_CASE("show prints a stored run's cases as run did: not checked, unstable, the counts") {
+    TempDir d;
+    std::string unchecked = kSuite;
+    unchecked.replace(unchecked.find("    mask: none\n"), 15,
+                      "    mask: none\n    reference: none\n");
+    d.write("t.yaml", unchecked);
+    REQUIRE(attnprof(d.path, "run t.yaml --db h.db --no-trace --case '*eager'").rc == 0);
+    Result show = attnprof(d.path, "show latest --db h.db");
+    INFO(show.out);
+    CHECK(show.rc == 0);
+    CHECK(show.out.find("tiny/prefill/b1-s32-fp32-none/eager  ok ") != std::string::npos);
+    CHECK(show.out.find("  not checked (reference: none)\n") != std::string::npos);
+    CHECK(show.out.find("1 cases: 1 ok, 0 failed, 0 skipped, 0 error; 1 not checked (reference: "
+                        "none)\n") != std::string::npos);
+  }
+
   TEST_CASE("list takes --plugin and estimates in time units; trend names its runs' dates") {
     TempDir d;
     d.write("t.yaml", kSuite);

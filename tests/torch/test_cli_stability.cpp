@@ -130,6 +130,8 @@ TEST_SUITE("cli.stability") {
                      "descheduled the worker, their figures are not the kernels' (baselines "
                      "leave them out)") != std::string::npos);
     // Stored: read back, the case is still unstable, and a baseline leaves it out unless asked.
+    Result show = attnprof(d.path, "show latest --db h.db");
+    CHECK(show.out.find("\n    unstable: descheduled in ") != std::string::npos);
     Result b = attnprof(d.path, "baseline update --db h.db -o b.yaml");
     INFO(b.out);
     CHECK(b.rc == 0);
