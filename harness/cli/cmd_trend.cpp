@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "harness/cli/commands.h"
+#include "harness/report/format.h"
 #include "harness/store/history.h"
 #include "harness/store/render.h"
 #include "harness/util/error.h"
@@ -40,6 +41,29 @@ util::Diagnostic no_case(const std::string& db) {
       "case", 0, 0,
       "trend needs a case key or glob, e.g. attnprof trend 'bert-base/*/sdpa.math'" +
           (keys.empty() ? std::string() : "; cases of the newest run: " + keys)};
+}
+
+// One series within `width` columns: the key whole on its line (its metric and environment
+// beside it, or under it when they do not fit), then the sparkline and the figures; where those
+// do not fit beside each other, the sparkline's newest points on a line of their own, then the
+// change and the runs' span, on one line or two. A sparkline of the default 100 runs alone is
+// wider than 80 columns.
+std::string series_text(const std::string& key, const std::string& tag,
+                        const std::vector<double>& values, const std::string& change,
+                        const std::string& span, std::size_t width) {
+  using util::display_width;
+  std::string out =
+      key + (display_width(key) + 2 + display_width(tag) <= width ? "  " : "\n  ") + tag + "\n";
+  std::string spark = store::sparkline(values);
+  const std::string figures = change + ", " + span;
+  if (4 + display_width(spark) + display_width(figures) <= width)
+    return out + "  " + spark + "  " + figures + "\n";
+  const std::size_t room = width > 4 ? width - 2 : 2;
+  constexpr std::size_t kBarBytes = 3;  // each bar, U+2581..U+2588, is 3 bytes of UTF-8
+  if (values.size() > room) spark = "…" + spark.substr(spark.size() - kBarBytes * (room - 1));
+  out += "  " + spark + "\n";
+  if (2 + display_width(figures) <= width) return out + "  " + figures + "\n";
+  return out + "  " + change + ",\n  " + span + "\n";
 }
 
 }  // namespace
@@ -79,10 +103,12 @@ Action setup_trend(CLI::App& sub) {
       auto show = [&](double x) {
         return ns ? util::format_duration(x) : fmt::format("{:.4g}", x);
       };
-      fmt::print("{}  [{} env {}]\n  {}  {} -> {} ({:+.1f}%), {} runs, {} to {}\n", case_key,
-                 metric, env, store::sparkline(v), show(v.front()), show(v.back()),
-                 v.front() != 0 ? 100 * (v.back() / v.front() - 1) : 0.0, v.size(),
-                 when(rows.front()), when(rows.back()));
+      const std::string change =
+          fmt::format("{} -> {} ({:+.1f}%), {} runs", show(v.front()), show(v.back()),
+                      v.front() != 0 ? 100 * (v.back() / v.front() - 1) : 0.0, v.size());
+      fmt::print("{}", series_text(case_key, fmt::format("[{} env {}]", metric, env), v, change,
+                                   when(rows.front()) + " to " + when(rows.back()),
+                                   report::console_width()));
       if (windowed && std::ssize(rows) == kDefaultLast)
         fmt::print("  (the newest {} runs; --last N for more)\n", kDefaultLast);
     }

@@ -143,7 +143,9 @@ std::string format_history(const std::vector<HistoryRow>& rows, Format format, s
     return out;
   }
   if (rows.empty()) return "no matching history\n";
-  return table(cells, width, 5, {4, 1, 3, 0});  // env, run, branch, started
+  // env, run, branch, started, then the metric (one for every row unless --metric names
+  // several) and the commit: a smoke suite's keys and their values fit 80 columns.
+  return table(cells, width, 5, {4, 1, 3, 0, 6, 2});
 }
 
 std::string format_changes(const std::vector<CaseChange>& changes, Format format,

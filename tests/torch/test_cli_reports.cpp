@@ -50,7 +50,9 @@ TEST_SUITE("cli.reports") {
   TEST_CASE("tables fit COLUMNS 80 and 120 with keys whole; --wide prints every column") {
     TempDir d;
     d.write("t.yaml", kSuite);
-    Result run = attnprof(d.path, "run t.yaml --db h.db --commit c1" + plugin());
+    Result run =
+        attnprof(d.path, "run t.yaml --db h.db --commit 0123456789abcdef0123456789abcdef01234567" +
+                             plugin());
     INFO(run.out);
     REQUIRE(run.rc == 0);
     for (int width : {80, 120}) {
@@ -70,6 +72,14 @@ TEST_SUITE("cli.reports") {
       INFO(history.out);
       CHECK(widest_line(history.out) <= static_cast<std::size_t>(width));
       CHECK(history.out.find(kPluginKey) != std::string::npos);
+      // trend: the key whole on its line, its figures under it, within the width.
+      Result trend =
+          shell_in(d.path, columns + "'" ATTNPROF_BINARY_DIR "/attnprof' trend --db h.db '*op:*'");
+      INFO(trend.out);
+      CHECK(trend.rc == 0);
+      CHECK(widest_line(trend.out) <= static_cast<std::size_t>(width));
+      CHECK(trend.out.find(kPluginKey + (width == 80 ? "\n" : "  [")) != std::string::npos);
+      CHECK(trend.out.find(" (0123456789ab) to ") != std::string::npos);
     }
     Result wide = attnprof(d.path, "show latest --db h.db --case '*' --wide");
     CHECK(wide.rc == 0);

@@ -54,6 +54,16 @@ TEST_SUITE("store::render") {
           "2025-11-30T09:37:15Z  deadbeefcafe  m/k           summary.median_ns   1234.5\n"
           "2025-11-30T09:37:15Z  deadbeefcafe  m/with,comma  summary.median_ns  2000000\n"
           "(left out to fit 80 columns: run, branch, env; --wide prints them)\n");
+    // A smoke suite's key at 80: the started time and the metric go too (the short env comes
+    // back), no row is broken.
+    for (auto& r : rows) r.case_key = "bert-base/prefill/b1-s128-fp32-causal/" + r.case_key;
+    CHECK(store::format_history(rows, Format::table, 80) ==
+          "commit        env  case                                                value\n"
+          "------------------------------------------------------------------------------\n"
+          "deadbeefcafe  e1   bert-base/prefill/b1-s128-fp32-causal/m/k            1234.5\n"
+          "deadbeefcafe  e1   bert-base/prefill/b1-s128-fp32-causal/m/with,comma  2000000\n"
+          "(left out to fit 80 columns: started, run, branch, metric; --wide prints them)\n");
+    rows = two_rows();
     CHECK(store::format_history(rows, Format::csv) ==
           "started,run,commit,branch,env,case,metric,value\n"
           "2025-11-30T09:37:15Z,0123456789abcdef,deadbeefcafe0000,main,e1,m/k,summary.median_ns,1234.5\n"
