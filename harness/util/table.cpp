@@ -93,7 +93,9 @@ std::string Table::render(std::size_t width) const {
   for (const auto& r : m_rows) {
     std::vector<std::string> cells(cols);
     for (std::size_t i = 0; i < cols && i < r.size(); ++i)
-      cells[i] = one_line(r[i], width == 0 || i == m_key ? 0 : kCellCap);
+      cells[i] = one_line(r[i], width == 0 || i == m_key ? 0
+                                : i == m_detail          ? kDetailCap
+                                                         : kCellCap);
     rows.push_back(std::move(cells));
   }
   std::vector<std::size_t> w(cols, 0);

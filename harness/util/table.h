@@ -12,6 +12,10 @@ namespace attnprof::util {
 inline constexpr std::size_t kConsoleWidth = 120;
 // The longest a table cell gets (in columns) before it is cut with "…", outside --wide.
 inline constexpr std::size_t kCellCap = 160;
+// The longest a detail cell (set_detail) gets: it is wrapped under its row, not a column, so it
+// holds a whole reason (a gate's runs to about 450 columns, and its last clause, "but unstable:
+// descheduled in ...", is what a reader needs), while a 45-line PyTorch error is still cut.
+inline constexpr std::size_t kDetailCap = 800;
 
 // A number, optionally with a unit ("12.3 us", "+4.50%", "1.02x", "384.00 KiB"): tables
 // right-align these.
@@ -30,8 +34,9 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width);
 
 // A plain-text table with a header row and columns aligned; numeric-looking cells right-aligned.
 // Layout within `width` (render's argument; 0 means unlimited, for --wide):
-//   1. every cell is one line (one_line; capped at kCellCap unless width is 0), the key column
-//      (set_key) never capped: a case key is pasted into --case whole;
+//   1. every cell is one line (one_line; capped at kCellCap, the detail column at kDetailCap,
+//      unless width is 0), the key column (set_key) never capped: a case key is pasted into
+//      --case whole;
 //   2. if the rows are still too wide, the detail column (set_detail) leaves the grid and each
 //      row's text goes on an indented line of its own under the row, wrapped;
 //   3. if still too wide, columns are left out in set_drop_order's order

@@ -73,6 +73,31 @@ TEST_SUITE("report::format") {
           "(left out to fit 60 columns: samples; --wide prints them)\n");
   }
 
+  TEST_CASE("a detail under its row is wrapped whole, not cut at a cell's cap") {
+    // A gate's reason runs past kCellCap; its end ("but unstable: ...") is what a reader needs.
+    const std::string reason = std::string(150, 'r') + " but unstable: descheduled in 100% of " +
+                               "samples; load 6.1 on 2 cores";
+    report::Table t({"case", "verdict", "reason"});
+    t.set_key(0);
+    t.set_detail(2);
+    t.add({"s/w/b1/eager", "inconclusive", reason});
+    CHECK(t.render(80) ==
+          "case          verdict\n"
+          "--------------------------\n"
+          "s/w/b1/eager  inconclusive\n"
+          "    " +
+              std::string(76, 'r') +
+              "\n"
+              "    " +
+              std::string(74, 'r') +
+              "\n"
+              "    but unstable: descheduled in 100% of samples; load 6.1 on 2 cores\n");
+    t.add({"s/w/b1/math", "failed", std::string(2000, 'e')});
+    const std::string long_error = t.render(80);
+    CHECK(long_error.find("…\n") != std::string::npos);  // a torch error is still capped
+    CHECK(long_error.size() < 1200);
+  }
+
   TEST_CASE("a key too long for the width goes whole on its own line, never split") {
     report::Table t({"case", "verdict", "median"});
     t.set_key(0);
