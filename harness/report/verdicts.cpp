@@ -257,7 +257,7 @@ std::string markdown_report(const GateReport& r, std::size_t limit) {
     t.add({"`" + c->key + "`", gate::to_string(c->verdict),
            duration_or_empty(c->baseline_median_ns), duration_or_empty(c->candidate_median_ns),
            change(*c), interval(*c), c->reason});
-    const std::string md = t.render_markdown(300);
+    const std::string md = t.render_markdown(util::kDetailCap);  // a whole reason, as the console
     return md.substr(md.find("---|\n") + 5);  // the row alone, without the empty header
   };
   auto table_header = [&] {

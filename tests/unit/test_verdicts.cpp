@@ -130,6 +130,28 @@ TEST_SUITE("report::verdicts") {
     CHECK(wide.find("left out") == std::string::npos);
   }
 
+  TEST_CASE("an unstable case's whole reason, to its last clause, in the console and markdown") {
+    // The reason compare wrote for a smoke case on a loaded machine (about 450 characters).
+    const std::string reason =
+        "would be inconclusive (1.251x (99% CI 0.606-2.580, history of 11 runs, n=23): straddles "
+        "the +-10.0% tolerance; the run-to-run spread (24.4% over 11 runs) is what is wide, so "
+        "more samples would not tell; measure base and head side by side (attnprof ab)), but "
+        "unstable: descheduled in 100% of samples; load 6.1 on 2 cores: samples from two machine "
+        "states, not one figure to judge";
+    report::GateReport r = sample_report();
+    r.verdicts = {verdict("bert-base/prefill/b1-s128-fp32-none/sdpa.auto",
+                          gate::Verdict::inconclusive, 1.251, reason)};
+    for (std::size_t width : {120, 80}) {
+      std::string text = report::console_report(r, width);
+      for (std::size_t at = text.find("\n    "); at != std::string::npos;
+           at = text.find("\n    ", at))
+        text.replace(at, 5, " ");  // the wrapped lines joined again
+      CHECK(text.find("unstable: descheduled in 100% of samples; load 6.1 on 2 cores: samples "
+                      "from two machine states, not one figure to judge") != std::string::npos);
+    }
+    CHECK(report::markdown_report(r).find(reason + " |") != std::string::npos);
+  }
+
   TEST_CASE("an A/B's reports say that its change is paired and its medians are not") {
     report::GateReport r = sample_report();
     CHECK(report::markdown_report(r).find(report::kPairedNote) == std::string::npos);
