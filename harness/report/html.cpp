@@ -9,10 +9,12 @@
 #include <ctime>
 #include <map>
 
+#include "harness/core/stability.h"
 #include "harness/costmatrix/roofline.h"
 #include "harness/gate/annotations.h"
 #include "harness/report/format.h"
 #include "harness/report/html_page.h"
+#include "harness/report/results.h"
 #include "harness/report/svg_plot.h"
 #include "harness/store/history.h"
 #include "harness/util/error.h"
@@ -398,8 +400,12 @@ std::string html_run(const core::Run& run) {
         {c.spec.key, core::to_string(c.status), ok ? dur(c.summary.median_ns) : "",
          ok ? fmt::format("[{}, {}]", dur(c.summary.ci_low_ns), dur(c.summary.ci_high_ns)) : "",
          ok ? std::to_string(c.summary.n) : "", metric("throughput.tflops", "{:.3f}"),
-         metric("bandwidth.achieved_gbps", "{:.1f}"), c.backend, one_line(c.message, 300)});
-    classes.push_back(c.status == core::CaseStatus::ok ? "" : "failed");
+         metric("bandwidth.achieved_gbps", "{:.1f}"), c.backend,
+         one_line(case_note(c, false), 300)});
+    // A busy machine's figures stand out as a failure's do: they are not the kernel's.
+    classes.push_back(c.status != core::CaseStatus::ok ? "failed"
+                      : core::stability(c).unstable    ? "unstable"
+                                                       : "");
   }
   body += "<h2>Results</h2>\n" + table({"case", "status", "median", "CI of the median", "samples",
                                         "TFLOP/s", "GB/s", "backend", "note"},

@@ -37,7 +37,7 @@ th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:to
 th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 .regression,.failed,.missing{background:#ffebe9}.improvement{background:#dafbe1}
-.inconclusive{background:#fff8c5}.accepted,.ignored,.new{background:#f6f8fa}
+.inconclusive,.unstable{background:#fff8c5}.accepted,.ignored,.new{background:#f6f8fa}
 .muted{color:#656d76}.note{border-left:4px solid #d4a72c;padding:4px 12px;background:#fff8c5}
 svg{background:#fff;border:1px solid #d0d7de;margin:8px 0}
 svg text{font:11px system-ui,sans-serif;fill:#1f2328}

@@ -29,19 +29,23 @@ std::string results_table(const core::Run& run, std::size_t width) {
       if (auto it = r.metrics.find("bandwidth.achieved_gbps"); it != r.metrics.end())
         gbps = fmt::format("{:.1f}", it->second);
     }
-    std::string note = r.message;
-    if (note.empty() && !r.backend.empty() && r.backend != r.spec.kernel)
-      note = "backend: " + r.backend;
-    // A figure whose correctness nobody checked says so before anything else it says.
-    if (core::not_checked(r)) note = core::kNotChecked + (note.empty() ? "" : "; " + note);
-    // First: a busy machine's figure is not the kernel's (core/stability.h).
-    if (const core::Stability st = core::stability(r); st.unstable)
-      note = st.note + (note.empty() ? "" : "; " + note);
-    if (r.status == core::CaseStatus::ok && r.summary.n > 0 && !r.summary.converged)
-      note += note.empty() ? "not converged" : "; not converged";
-    t.add({r.spec.key, core::to_string(r.status), median, ci, n, tflops, gbps, note});
+    t.add({r.spec.key, core::to_string(r.status), median, ci, n, tflops, gbps, case_note(r, true)});
   }
   return t.render(width);
+}
+
+std::string case_note(const core::CaseResult& r, bool backend) {
+  std::string note = r.message;
+  if (backend && note.empty() && !r.backend.empty() && r.backend != r.spec.kernel)
+    note = "backend: " + r.backend;
+  // A figure whose correctness nobody checked says so before anything else it says.
+  if (core::not_checked(r)) note = core::kNotChecked + (note.empty() ? "" : "; " + note);
+  // First: a busy machine's figure is not the kernel's (core/stability.h).
+  if (const core::Stability st = core::stability(r); st.unstable)
+    note = st.note + (note.empty() ? "" : "; " + note);
+  if (r.status == core::CaseStatus::ok && r.summary.n > 0 && !r.summary.converged)
+    note += note.empty() ? "not converged" : "; not converged";
+  return note;
 }
 
 std::string status_counts(const core::Run& run) {

@@ -11,6 +11,12 @@ namespace attnprof::report {
 // Fits `width` columns: long keys wrap, notes (a failure's message) go under their row, one
 // line each. Width 0: everything on one line per case (--wide).
 std::string results_table(const core::Run& run, std::size_t width = kConsoleWidth);
+// What a case's row says beside its figures, first things first: a busy machine's flag
+// (core/stability.h), "not checked (reference: none)", the case's own message (a failure's
+// error, a skip's reason) or, with `backend` and none, the SDPA backend chosen where it is not the
+// kernel's name (for tables without a backend column), and last "not converged". The console
+// results table and the HTML run page say the same.
+std::string case_note(const core::CaseResult& r, bool backend);
 // "12 cases: 10 ok, 1 failed, 1 skipped, 0 error"
 std::string status_counts(const core::Run& run);
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "harness/core/stability.h"
 #include "harness/report/html.h"
 #include "report_fixtures.h"
 #include "store_fixtures.h"
@@ -57,6 +58,21 @@ TEST_SUITE("report::html") {
     CHECK(html.find("<td class=\"n\">384.00 KiB</td>") != std::string::npos);  // as the console
     CHECK(html.find("393216") == std::string::npos);
     CHECK(report::case_peaks(run.cases[0]).gbps == doctest::Approx(2000));
+  }
+
+  TEST_CASE("a run's results say what the console says: unstable first, not checked") {
+    core::Run run = testing::make_run("abc123", 1'700'000'000'000'000'000);
+    for (auto& s : run.cases[0].samples) s.wait_ns = s.ns;  // waited for a CPU its whole call
+    run.cases[0].metrics[core::kLoadMetric] = 4.1;
+    run.cases[0].metrics[core::kCoresMetric] = 2;
+    run.cases[1].reference = "none";
+    for (auto& c : run.cases) c.summary.converged = true;
+    const std::string html = report::html_run(run);
+    CHECK(html.find("<tr class=\"unstable\"><td>m/prefill/b1-s128-fp32-none/cpu.naive</td>") !=
+          std::string::npos);
+    CHECK(html.find("<td>unstable: descheduled in 100% of samples; load 4.1 on 2 cores</td>") !=
+          std::string::npos);
+    CHECK(html.find("<td>not checked (reference: none)</td>") != std::string::npos);
   }
 
   TEST_CASE("a run's line leaves out what the run did not record") {
