@@ -351,15 +351,30 @@ std::string history_annotations(const store::CaseHistory& h) {
                         : table({"kind", "cases", "run", "reason", "author", "made"}, notes));
 }
 
+// What a run of the history says of a busy machine, or "": the share of its samples descheduled
+// beyond the default measure.max_descheduled (a scenario's own limit is not stored per run).
+std::string unstable_note(const store::HistoryPoint& p) {
+  if (p.descheduled < 0 || !core::unstable_share(p.descheduled, core::MeasureSettings{})) return "";
+  return fmt::format("unstable: descheduled in {:.0f}% of samples", 100 * p.descheduled);
+}
+
+int unstable_runs(const store::CaseHistory& h) {
+  return static_cast<int>(std::count_if(h.points.begin(), h.points.end(),
+                                        [](const auto& p) { return !unstable_note(p).empty(); }));
+}
+
 std::string history_runs(const store::CaseHistory& h) {
   std::vector<std::vector<std::string>> runs;
-  for (auto it = h.points.rbegin(); it != h.points.rend(); ++it)
+  std::vector<std::string> classes;
+  for (auto it = h.points.rbegin(); it != h.points.rend(); ++it) {
     runs.push_back(
         {date(it->started_ns), it->commit.substr(0, 12), it->branch, dur(it->median_ns),
          it->ci_high_ns > 0 ? fmt::format("[{}, {}]", dur(it->ci_low_ns), dur(it->ci_high_ns)) : "",
-         it->run_id.substr(0, 8)});
+         it->run_id.substr(0, 8), unstable_note(*it)});
+    classes.push_back(runs.back().back().empty() ? "" : "unstable");
+  }
   return "<h2>Runs (newest first)</h2>\n" +
-         table({"started", "commit", "branch", "median", "CI", "run"}, runs);
+         table({"started", "commit", "branch", "median", "CI", "run", "note"}, runs, classes);
 }
 
 }  // namespace
@@ -490,8 +505,8 @@ std::string html_history(const std::vector<store::CaseHistory>& cases, const std
     for (const auto& h : cases)
       rows.push_back({h.key, std::to_string(h.points.size()),
                       h.points.empty() ? "" : dur(h.points.back().median_ns),
-                      std::to_string(h.changes.size())});
-    body += table({"case", "runs", "newest median", "change points"}, rows);
+                      std::to_string(h.changes.size()), std::to_string(unstable_runs(h))});
+    body += table({"case", "runs", "newest median", "change points", "unstable runs"}, rows);
   }
   for (const auto& h : cases) {
     if (cases.size() > 1) body += "<h2 class=\"case\"><code>" + esc(h.key) + "</code></h2>\n";

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "harness/core/stability.h"
 #include "harness/store/history.h"
 #include "harness/util/error.h"
 #include "harness/util/glob.h"
@@ -63,12 +64,17 @@ std::vector<CaseHistory> case_histories(Database& db, const std::string& glob,
         fmt::format("\"{}\" matches {} cases, more than the {} one report draws: {}; give a "
                     "narrower glob",
                     glob, by_key.size(), kMaxHistoryCases, some_of(by_key))});
+  f.env_fingerprint = fingerprint;
+  f.metric = core::kDescheduledMetric;  // a busy machine's runs are drawn, and named
+  for (const auto& row : history(db, f))
+    if (auto it = runs.find(row.case_key); it != runs.end())
+      if (auto p = it->second.find({row.started_ns, row.run_id}); p != it->second.end())
+        p->second.descheduled = row.value;
   for (auto& [key, h] : by_key) {
     h.env_fingerprint = fingerprint;
     for (auto& [k, p] : runs[key]) h.points.push_back(p);
   }
   f.metric = "summary.median_ns";
-  f.env_fingerprint = fingerprint;
   for (auto& c : find_changes(db, f))
     if (auto it = by_key.find(c.case_key); it != by_key.end()) it->second.changes.push_back(c);
   const std::vector<Annotation> notes = db.annotations();

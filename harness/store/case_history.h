@@ -16,6 +16,9 @@ struct HistoryPoint {
   std::string run_id, commit, branch;
   std::int64_t started_ns = 0;
   double median_ns = 0, ci_low_ns = 0, ci_high_ns = 0;  // interval 0: not recorded
+  // The share of the case's samples that show the worker descheduled (core/stability.h's
+  // measure.descheduled); < 0: not recorded (a GPU case, a run before schema v7).
+  double descheduled = -1;
 };
 
 // One case's history in one environment, oldest first: what `attnprof report --case` draws.

@@ -170,9 +170,12 @@ TEST_SUITE("report::html") {
   TEST_CASE("a glob's history draws every matching case, its x axis dated; too many are refused") {
     testing::TempDir d;
     auto db = store::Database::open(d.file("h.db"));
-    for (int i = 0; i < 3; ++i)  // 2026-11-29 10:00 UTC, a day apart
-      db.write_run(testing::make_run(fmt::format("c{:02}", i),
-                                     (1'795'946'400LL + i * 86400LL) * 1'000'000'000LL, 3));
+    for (int i = 0; i < 3; ++i) {  // 2026-11-29 10:00 UTC, a day apart
+      core::Run run = testing::make_run(fmt::format("c{:02}", i),
+                                        (1'795'946'400LL + i * 86400LL) * 1'000'000'000LL, 3);
+      for (auto& c : run.cases) c.metrics[core::kDescheduledMetric] = i == 1 ? 0.38 : 0.0;
+      db.write_run(run);
+    }
     const std::vector<store::CaseHistory> found = store::case_histories(db, "m/prefill/*");
     REQUIRE(found.size() == 3);
     const std::string html = report::html_history(found, "m/prefill/*");
@@ -189,6 +192,11 @@ TEST_SUITE("report::html") {
     CHECK(html.find(">12-01 10:00</tspan><tspan x=\"744.0\" dy=\"12\">c02</tspan>") !=
           std::string::npos);
     CHECK(count(html, "class=\"legend\"") == 6);  // median and its interval, each chart
+    // The busy machine's run is named in each case's runs, and counted in the summary.
+    CHECK(count(html, "<td>unstable: descheduled in 38% of samples</td>") == 3);
+    CHECK(count(html, "<tr class=\"unstable\">") == 3);
+    CHECK(html.find("<th>unstable runs</th>") != std::string::npos);
+    CHECK(found[0].points[0].descheduled == 0.0);
     for (int i = 3; i < 52; ++i) {
       core::Run wide = testing::make_run("w", 1'795'946'400'000'000'000LL, 1);
       wide.cases[0].spec.key = fmt::format("m/prefill/many{:02}/cpu.naive", i);
