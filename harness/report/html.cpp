@@ -260,17 +260,21 @@ void plot_history_runs(Plot& plot, const std::vector<store::HistoryPoint>& point
   }
 }
 
-// A dashed line between the runs on either side of each change point.
+// A dashed line between the runs on either side of each change point, its change written beside
+// it under the legend's band (svg_plot.h: the top 20 px, where the legend would hide it), on the
+// side whose medians are lower: left of a rise, right of a fall, where the top is empty.
 void plot_history_changes(Plot& plot, const store::CaseHistory& h, const HistoryRange& r) {
   for (const auto& c : h.changes) {
     const double x = plot.px(c.point.index - 0.5);
+    const bool rise = c.point.relative_change > 0;
     plot.add(fmt::format(
         "<line class=\"change\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" "
         "stroke=\"#cf222e\" stroke-dasharray=\"4 3\"><title>change {3:+.1f}% between {4} and "
-        "{5}</title></line><text x=\"{6:.1f}\" y=\"{7:.1f}\" fill=\"#cf222e\">{3:+.1f}%</text>",
+        "{5}</title></line><text x=\"{6:.1f}\" y=\"{7:.1f}\" text-anchor=\"{8}\" "
+        "fill=\"#cf222e\">{3:+.1f}%</text>",
         x, plot.py(r.top()), plot.py(r.bottom()), 100 * c.point.relative_change,
-        esc(c.commit_before.substr(0, 12)), esc(c.commit_after.substr(0, 12)), x + 3,
-        plot.py(r.top()) + 12));
+        esc(c.commit_before.substr(0, 12)), esc(c.commit_after.substr(0, 12)), rise ? x - 4 : x + 4,
+        plot.py(r.top()) + 34, rise ? "end" : "start"));
   }
 }
 

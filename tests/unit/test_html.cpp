@@ -163,6 +163,8 @@ TEST_SUITE("report::html") {
     CHECK(count(html, "class=\"point\"") == 12);
     CHECK(count(html, "class=\"change\"") == 1);
     CHECK(html.find("change +50.0% between c05 and c06") != std::string::npos);
+    // Its label left of the line, where the lower medians leave the top empty, under the legend.
+    CHECK(html.find("text-anchor=\"end\" fill=\"#cf222e\">+50.0%</text>") != std::string::npos);
     CHECK(html.find("<title>accept: new tiling (dev)</title>") != std::string::npos);
     CHECK_THROWS_AS(store::case_histories(db, "no/such/case"), util::InputError);
   }
