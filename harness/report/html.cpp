@@ -86,7 +86,8 @@ std::string roofline_svg(const std::vector<RooflinePoint>& points, Peaks peaks) 
   if (!roof)
     out +=
         "<p class=\"muted\">Device peaks unknown for these cases: no roof drawn (a GPU's "
-        "come from its properties, a CPU's from the worker's probe; or set "
+        "come from its properties, a CPU's from the worker's probe in the traced pass, which "
+        "<code>run --no-trace</code> leaves out; or set "
         "<code>hardware.peak_tflops</code> and <code>hardware.peak_gbps</code> in the "
         "scenario).</p>\n";
   return out;

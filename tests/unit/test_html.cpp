@@ -96,6 +96,7 @@ TEST_SUITE("report::html") {
     const std::string html = report::html_run(run);
     CHECK(html.find("class=\"roof\"") == std::string::npos);
     CHECK(html.find("Device peaks unknown") != std::string::npos);
+    CHECK(html.find("which <code>run --no-trace</code> leaves out") != std::string::npos);
   }
 
   TEST_CASE("a gate: verdicts worst first with their colours; an A/B adds rounds and what moved") {
