@@ -386,6 +386,7 @@ json to_json(const core::CaseResult& cr) {
             {"cost", cost}};
   if (cr.max_abs_error) c["max_abs_error"] = *cr.max_abs_error;
   if (!cr.reference.empty()) c["reference"] = cr.reference;
+  if (cr.kernels) c["kernels"] = *cr.kernels;
   return c;
 }
 
@@ -416,6 +417,7 @@ core::CaseResult case_result_from_json(const json& c) {
   get(c, "backend", cr.backend);
   get_opt(c, "max_abs_error", cr.max_abs_error);
   get(c, "reference", cr.reference);
+  get_opt(c, "kernels", cr.kernels);
   if (const json* s = object_at(c, "samples"))
     within("samples", [&] {
       std::vector<std::int64_t> ns, at;

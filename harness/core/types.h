@@ -149,7 +149,12 @@ struct CaseResult {
   CaseStatus status = CaseStatus::ok;
   std::string message;  // why it failed or was skipped
   std::string backend;  // e.g. the backend sdpa.auto chose
-  std::optional<double> max_abs_error;
+  // What the case ran, from its traced pass: on a GPU the kernels it launched (CUPTI's names), on
+  // the CPU the ATen ops it called; each once, outermost first (costmatrix::kernel_set), a set
+  // to every comparison. nullopt: not recorded (no traced pass, no device trace on a GPU, a case
+  // stored before schema v10).
+  std::optional<std::vector<std::string>> kernels;
+  std::optional<double> max_abs_error;  // the check's; the mean is accuracy.mean_abs_error
   // What the output was checked against: "sdpa.math", another kernel's name, or "none" (not
   // checked: core::kNotChecked says so in every report); empty when the case ended before its
   // check (skipped, an error).

@@ -143,6 +143,10 @@ class Database {
   // "latest" (newest complete run), a full id or a unique id prefix. nullopt when absent;
   // util::InputError when a prefix is ambiguous.
   std::optional<core::Run> load_run(const std::string& ref);
+  // One case of a run (its full id) without samples, summary and cost rows: status, backend,
+  // kernels, error, reference, metrics; what a history baseline's findings read. nullopt when
+  // the run has no such case.
+  std::optional<core::CaseResult> load_case(const std::string& run_id, const std::string& case_key);
   std::optional<RunInfo> find_run(const std::string& ref);
   std::vector<RunInfo> list_runs(const RunFilter& filter = {});  // oldest first
 

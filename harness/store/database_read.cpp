@@ -163,13 +163,15 @@ void read_environment(sql::Connection& db, const std::string& fingerprint, core:
     run.env.fields = environment_fields(db, fingerprint, st.text(0));
 }
 
-CaseIndex read_cases(sql::Connection& db, core::Run& run) {
+// The run's cases, or with `key` that one case of it.
+CaseIndex read_cases(sql::Connection& db, core::Run& run, const std::string* key = nullptr) {
   CaseIndex index;
   sql::Statement st(
-      db,
-      "SELECT id, params, status, message, backend, max_abs_error, reference FROM cases "
-      "WHERE run_id = ? ORDER BY id");
+      db, fmt::format("SELECT id, params, status, message, backend, max_abs_error, reference, "
+                      "kernels FROM cases WHERE run_id = ?{} ORDER BY id",
+                      key ? " AND case_key = ?" : ""));
   st.bind(1, run.id);
+  if (key) st.bind(2, *key);
   while (st.step()) {
     core::CaseResult cr;
     cr.spec = from_stored_json(db, "cases", fmt::format("id {} (run {})", st.int64(0), run.id),
@@ -180,6 +182,10 @@ CaseIndex read_cases(sql::Connection& db, core::Run& run) {
     cr.backend = st.text(4);
     cr.max_abs_error = st.opt_real(5);
     cr.reference = st.text(6);
+    if (!st.is_null(7))
+      cr.kernels = from_stored_json(
+          db, "cases", fmt::format("id {} (run {})", st.int64(0), run.id), "kernels",
+          [&] { return json::parse(st.text(7)).get<std::vector<std::string>>(); });
     index[st.int64(0)] = run.cases.size();
     run.cases.push_back(std::move(cr));
   }
@@ -287,6 +293,18 @@ void read_cost_rows(sql::Connection& db, core::Run& run, const CaseIndex& index)
 }
 
 }  // namespace
+
+std::optional<core::CaseResult> Database::load_case(const std::string& run_id,
+                                                    const std::string& case_key) {
+  core::Run run;
+  run.id = run_id;
+  const CaseIndex index = read_cases(m_db, run, &case_key);
+  if (index.empty()) return std::nullopt;
+  sql::Statement st(m_db, "SELECT name, value FROM metrics WHERE case_id = ?");
+  st.bind(1, index.begin()->first);
+  while (st.step()) run.cases[0].metrics[st.text(0)] = st.real(1);
+  return std::move(run.cases[0]);
+}
 
 std::optional<core::Run> Database::load_run(const std::string& ref) {
   auto info = find_run(ref);

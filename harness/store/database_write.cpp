@@ -108,9 +108,10 @@ void insert_cost_rows(sql::Connection& db, std::int64_t case_id, const core::Cas
 
 // One case's rows; inside the caller's transaction.
 void Database::insert_case(const std::string& run_id, const core::CaseResult& cr) {
-  sql::Statement(m_db,
-                 "INSERT INTO cases(run_id, case_key, kernel, params, status, message, "
-                 "backend, max_abs_error, reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+  sql::Statement(
+      m_db,
+      "INSERT INTO cases(run_id, case_key, kernel, params, status, message, "
+      "backend, max_abs_error, reference, kernels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, run_id)
       .bind(2, cr.spec.key)
       .bind(3, cr.spec.kernel)
@@ -120,6 +121,7 @@ void Database::insert_case(const std::string& run_id, const core::CaseResult& cr
       .bind(7, cr.backend)
       .bind(8, cr.max_abs_error)
       .bind(9, cr.reference)
+      .bind(10, cr.kernels ? std::optional<std::string>(json(*cr.kernels).dump()) : std::nullopt)
       .run();
   const std::int64_t case_id = sqlite3_last_insert_rowid(m_db.get());
   insert_samples(m_db, case_id, cr);

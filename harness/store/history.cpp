@@ -10,6 +10,7 @@
 #include <map>
 #include <variant>
 
+#include "harness/core/metric_names.h"
 #include "harness/util/error.h"
 
 namespace attnprof::store {
@@ -129,6 +130,8 @@ std::vector<std::string> metric_names(Reader& rd, const std::string& key,
   std::vector<std::string> names;
   for (const char* name : summary_metrics)
     if (sqlite3_strglob(pattern.c_str(), name) == 0) names.emplace_back(name);
+  if (sqlite3_strglob(pattern.c_str(), core::kMaxAbsErrorMetric) == 0)
+    names.emplace_back(core::kMaxAbsErrorMetric);
   auto& st = rd.statement(
       "SELECT DISTINCT metrics.name FROM cases CROSS JOIN metrics "
       "WHERE cases.case_key = ?1 AND metrics.case_id = cases.id AND metrics.name GLOB ?2",
@@ -150,17 +153,22 @@ std::vector<std::string> metric_names(Reader& rd, const std::string& key,
 // few cases (new ones, or --last larger than its history), where walking runs would probe every
 // run of the branch for nothing.
 std::string read_sql(const std::string& metric, bool walk_runs, const std::string& conditions) {
-  std::string value_table = "metrics", value = "metrics.value",
+  std::string value_table = " CROSS JOIN metrics", value = "metrics.value",
               value_join = "metrics.case_id = cases.id AND metrics.name = ?2";
   for (const char* name : summary_metrics)
     if (metric == name) {
-      value_table = "summaries";
+      value_table = " CROSS JOIN summaries";
       value = "summaries." + metric.substr(std::string_view("summary.").size());
       value_join = "summaries.case_id = cases.id";
     }
+  if (metric == core::kMaxAbsErrorMetric) {  // a column of the case row itself
+    value_table = "";
+    value = "cases.max_abs_error";
+    value_join = "cases.max_abs_error IS NOT NULL";
+  }
   return fmt::format(
       "SELECT runs.id, runs.git_commit, runs.git_branch, runs.env_fingerprint, runs.started_ns, "
-      "cases.kernel, cases.status, {} FROM {} CROSS JOIN {} "
+      "cases.kernel, cases.status, {} FROM {}{} "
       "WHERE cases.case_key = ?1 AND cases.run_id = runs.id AND {} AND runs.status = 'complete'{} "
       "ORDER BY runs.started_ns DESC, runs.rowid DESC LIMIT ?3",
       value, walk_runs ? "runs CROSS JOIN cases" : "cases CROSS JOIN runs", value_table, value_join,

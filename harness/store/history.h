@@ -14,7 +14,9 @@
 
 namespace attnprof::store {
 
-// Summary fields, queryable as metrics under these names next to the named metrics of a case.
+// Summary fields, queryable as metrics under these names next to the named metrics of a case;
+// so is the check's largest error, a column of the case (core::kMaxAbsErrorMetric,
+// "accuracy.max_abs_error").
 inline constexpr const char* summary_metrics[] = {
     "summary.median_ns", "summary.mean_ns", "summary.min_ns",    "summary.max_ns",
     "summary.q1_ns",     "summary.q3_ns",   "summary.ci_low_ns", "summary.ci_high_ns"};

@@ -176,6 +176,14 @@ constexpr const char* v9 = R"sql(
 ALTER TABLE samples ADD COLUMN wait_ns INTEGER;
 )sql";
 
+// v10: what each case ran (CaseResult::kernels): on a GPU the kernels its traced pass launched,
+// on the CPU the ATen ops it called, as a sorted JSON array of names, so a comparison can say
+// "kernels changed" beside its time verdict. NULL where it was not recorded: cases stored before
+// v10 (unknown, never "changed"), and cases without a traced pass.
+constexpr const char* v10 = R"sql(
+ALTER TABLE cases ADD COLUMN kernels TEXT;
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
@@ -186,6 +194,7 @@ constexpr Migration chain[] = {
     {7, "samples: CPU time and involuntary context switches (descheduling)", v7},
     {8, "cases: the reference each output was checked against (none: not checked)", v8},
     {9, "samples: time runnable but waiting for a CPU (descheduling)", v9},
+    {10, "cases: the kernels (GPU) or ATen ops (CPU) each ran", v10},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

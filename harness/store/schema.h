@@ -15,6 +15,6 @@ struct Migration {
 };
 
 std::span<const Migration> migrations();
-inline constexpr int current_version = 9;
+inline constexpr int current_version = 10;
 
 }  // namespace attnprof::store::schema

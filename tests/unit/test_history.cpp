@@ -95,6 +95,29 @@ TEST_SUITE("store::history") {
           2 * (std::size(store::summary_metrics) + 1));
   }
 
+  TEST_CASE("accuracy: the check's largest error (a column) and its mean (a named metric)") {
+    TempDir dir;
+    Database db = Database::open(dir.file("a.db"));
+    for (int i = 0; i < 3; ++i) {
+      core::Run run = make_run("a" + std::to_string(i), (10 + i) * day, 1);
+      run.cases[0].max_abs_error = 1e-7 * (i + 1);
+      run.cases[0].metrics["accuracy.mean_abs_error"] = 1e-8 * (i + 1);
+      db.write_run(run);
+    }
+    db.write_run(make_run("old", 20 * day, 1));  // recorded no error: not a row
+    auto max = store::history(db, {.metric = "accuracy.max_abs_error"});
+    REQUIRE(max.size() == 3);
+    CHECK(max[0].value == 1e-7);
+    CHECK(max[2].value == 3e-7);
+    CHECK(max[2].metric == "accuracy.max_abs_error");
+    auto both = store::history(db, {.metric = "accuracy.*", .last = 1});
+    REQUIRE(both.size() == 2);
+    CHECK(both[0].metric == "accuracy.max_abs_error");
+    CHECK(both[0].value == 3e-7);
+    CHECK(both[1].metric == "accuracy.mean_abs_error");
+    CHECK(both[1].value == doctest::Approx(3e-8));
+  }
+
   TEST_CASE("failed cases are left out unless asked for") {
     TempDir dir;
     auto db = Database::open(dir.file("h.db"));

@@ -92,6 +92,27 @@ TEST_SUITE("core::json") {
     CHECK_FALSE(core::case_result_from_json(old).samples.at(0).cpu_ns.has_value());
   }
 
+  TEST_CASE("what a case ran travels as a list; absent is unknown, an empty list is none") {
+    core::CaseResult cr;
+    cr.spec.key = "m/k";
+    CHECK_FALSE(core::to_json(cr).contains("kernels"));
+    CHECK_FALSE(core::case_result_from_json(core::to_json(cr)).kernels.has_value());
+    cr.kernels = std::vector<std::string>{"aten::bmm", "aten::softmax"};
+    const nlohmann::json j = core::to_json(cr);
+    CHECK(j["kernels"] == nlohmann::json({"aten::bmm", "aten::softmax"}));
+    CHECK(core::case_result_from_json(j).kernels == cr.kernels);
+    cr.kernels = std::vector<std::string>{};
+    CHECK(core::case_result_from_json(core::to_json(cr)).kernels == std::vector<std::string>{});
+    nlohmann::json bad = j;
+    bad["kernels"] = {"aten::bmm", 3};
+    try {
+      core::case_result_from_json(bad);
+      FAIL("a name that is not a string was read");
+    } catch (const core::FieldError& e) {
+      CHECK(e.field() == "kernels[1]");
+    }
+  }
+
   TEST_CASE("a field of the wrong type is an input error naming the field's path") {
     auto err = [](const nlohmann::json& j) {
       try {

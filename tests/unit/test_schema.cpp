@@ -362,4 +362,53 @@ TEST_SUITE("store::schema") {
     auto fresh = Database::open(dir.file("fresh.db"));
     CHECK(layout(db) == layout(fresh));
   }
+
+  TEST_CASE("v9 database: cases gain what they ran; old cases read as unknown, not as none") {
+    TempDir dir;
+    const std::string p = dir.file("v9.db");
+    {
+      // A v9 history as a v9 build wrote it: one ok case with a backend and a cost row.
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      for (const auto& m : store::schema::migrations())
+        if (m.version <= 9)
+          REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+      const char* data = R"sql(
+        INSERT INTO environments VALUES ('fp9', '{"device.name":"cpu"}');
+        INSERT INTO runs(id, started_ns, ended_ns, status, env_fingerprint)
+          VALUES ('9999', 10, 20, 'complete', 'fp9');
+        INSERT INTO cases(id, run_id, case_key, kernel, params, status, backend, max_abs_error,
+                          reference)
+          VALUES (1, '9999', 'm/prefill/b1/sdpa.auto', 'sdpa.auto',
+                  '{"key":"m/prefill/b1/sdpa.auto"}', 'ok', 'flash', 2.5e-7, 'sdpa.math');
+        INSERT INTO cost_rows(case_id, idx, op, input_shapes, parent, calls, bytes_allocated)
+          VALUES (1, 0, 'aten::_scaled_dot_product_flash_attention_for_cpu', '', '', 1, 0);
+        PRAGMA user_version = 9;
+      )sql";
+      REQUIRE(sqlite3_exec(raw, data, nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    auto db = Database::open(p);
+    CHECK(db.opened_at_version() == 9);
+    auto old = db.load_run("9999");
+    REQUIRE(old);
+    CHECK(old->cases.at(0).backend == "flash");
+    CHECK(old->cases[0].max_abs_error == 2.5e-7);
+    CHECK_FALSE(old->cases[0].kernels.has_value());  // unknown: its cost rows are not a record
+    core::Run run = testing::make_run("new", 30, 3);
+    run.cases[0].kernels = std::vector<std::string>{"aten::bmm", "aten::softmax"};
+    run.cases[1].kernels = std::vector<std::string>{};  // recorded, and empty
+    auto back = db.load_run(db.write_run(run));
+    REQUIRE(back);
+    CHECK(back->cases[0].kernels == std::vector<std::string>{"aten::bmm", "aten::softmax"});
+    CHECK(back->cases[1].kernels == std::vector<std::string>{});
+    CHECK_FALSE(back->cases[2].kernels.has_value());
+    auto one = db.load_case(back->id, run.cases[0].spec.key);
+    REQUIRE(one);
+    CHECK(one->kernels == back->cases[0].kernels);
+    CHECK(one->metrics == back->cases[0].metrics);
+    CHECK_FALSE(db.load_case(back->id, "no/such/case").has_value());
+    auto fresh = Database::open(dir.file("fresh.db"));
+    CHECK(layout(db) == layout(fresh));
+  }
 }
