@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace attnprof::costmatrix {
@@ -344,6 +345,47 @@ double share_of(const trace::Trace& t, std::string_view op) {
       if (d.op < 0) whole += duration(d.start_ns, d.end_ns);
   }
   return whole > 0 ? part / whole : 0;
+}
+
+std::optional<std::vector<std::string>> kernel_set(const std::vector<core::CostRow>& rows,
+                                                   bool device) {
+  // How deep each op is nested (0: top level), through the rows' parents; an op under several
+  // parents counts at its shallowest. Relaxed until nothing changes: at most one pass per row.
+  std::map<std::string, std::size_t> depth;
+  for (const auto& r : rows)
+    if (r.parent.empty()) depth[r.op] = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& r : rows) {
+      auto p = r.parent.empty() ? depth.end() : depth.find(r.parent);
+      if (p == depth.end()) continue;
+      const std::size_t d = p->second + 1;
+      auto [it, fresh] = depth.try_emplace(r.op, d);
+      if (fresh || d < it->second) {
+        it->second = d;
+        changed = true;
+      }
+    }
+  }
+  std::map<std::string, std::size_t> names;  // name -> the depth it is listed at
+  auto add = [&](const std::string& name, const std::string& op) {
+    auto d = depth.find(op);
+    const std::size_t at = d == depth.end() ? rows.size() : d->second;
+    auto [it, fresh] = names.try_emplace(name, at);
+    if (!fresh) it->second = std::min(it->second, at);
+  };
+  for (const auto& r : rows) {
+    if (!device && r.op != kNoOp) add(r.op, r.op);
+    if (device)
+      for (const auto& [kernel, launches] : r.kernels) add(kernel, r.op);
+  }
+  if (device && names.empty()) return std::nullopt;
+  std::vector<std::pair<std::size_t, std::string>> order;
+  for (const auto& [name, at] : names) order.emplace_back(at, name);
+  std::sort(order.begin(), order.end());
+  std::vector<std::string> out;
+  for (auto& [at, name] : order) out.push_back(std::move(name));
+  return out;
 }
 
 }  // namespace attnprof::costmatrix

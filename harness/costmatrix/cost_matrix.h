@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,5 +87,14 @@ double wall_ns(const trace::Trace& t);
 // attention share of a block or layer when the runner wraps attention in a user scope of that
 // name. Device time where the trace has device activity, else CPU time. 0 when nothing ran.
 double share_of(const trace::Trace& t, std::string_view op);
+
+// What a case ran (core::CaseResult::kernels), from its cost rows: with `device` (a GPU case) the
+// kernels its ops launched, else the ops themselves (ATen ops and scopes, kNoOp left out); each
+// once, outermost first (by how deep the op, or the op launching the kernel, is nested, then by
+// name), so that a list of what changed starts where two cases part: another backend's op
+// before the ops it calls. It is compared as a set: neither order nor counts are part of it.
+// nullopt for a GPU case whose rows name no kernel (no device trace): unknown, not an empty set.
+std::optional<std::vector<std::string>> kernel_set(const std::vector<core::CostRow>& rows,
+                                                   bool device);
 
 }  // namespace attnprof::costmatrix

@@ -117,6 +117,7 @@ Result run(Timer& timer, const core::MeasureSettings& settings, const Options& o
   r.warmup_ns = w.ns;
   r.stationary = w.stationary;
   r.warmup_rel_diff = w.rel_diff;
+  if (options.sampling_starts) options.sampling_starts();
 
   // Sampling. The CI is re-evaluated after every sample while samples are few, then every
   // n/64 samples (an overshoot of at most 1.6%). Kept durations are held sorted, by insertion,

@@ -45,6 +45,9 @@ struct Options {
   double throttle_ratio = 0.97;
   // Monotonic clock in ns for the budgets; default steady_clock. Tests pass a scripted one.
   std::function<std::int64_t()> clock;
+  // Called once, after warm-up and before the first sample: where a caller starts counting what
+  // the measured calls do (the worker's memory figures, worker/runner/memory_watch.h).
+  std::function<void()> sampling_starts;
 };
 
 struct Result {

@@ -290,4 +290,39 @@ TEST_SUITE("costmatrix::CostMatrix") {
     CHECK(costmatrix::same_state(0, 100));
     CHECK(costmatrix::same_state(110, 0));
   }
+
+  TEST_CASE("what a case ran: op names on the CPU, kernel names on a GPU, a set either way") {
+    auto row = [](std::string op, std::vector<std::pair<std::string, int>> kernels = {},
+                  int calls = 1, std::string shapes = "") {
+      core::CostRow r;
+      r.op = std::move(op);
+      r.kernels = std::move(kernels);
+      r.calls = calls;
+      r.input_shapes = std::move(shapes);
+      return r;
+    };
+    const std::vector<core::CostRow> a{row("aten::softmax"), row("aten::bmm", {}, 2, "[[1]]"),
+                                       row("aten::bmm", {}, 1, "[[2]]"),
+                                       row(std::string(costmatrix::kNoOp))};
+    const std::vector<core::CostRow> b{row("aten::bmm", {}, 7), row("aten::softmax", {}, 3)};
+    CHECK(costmatrix::kernel_set(a, false) ==
+          std::vector<std::string>{"aten::bmm", "aten::softmax"});
+    // Another order, other counts, other shapes: the same set.
+    CHECK(costmatrix::kernel_set(a, false) == costmatrix::kernel_set(b, false));
+    // Outermost first: an op before the ops it calls, whatever their names.
+    std::vector<core::CostRow> nested{row("aten::mm"), row("aten::zeta")};
+    nested[0].parent = "aten::matmul";
+    nested.push_back(row("aten::matmul"));
+    nested.back().parent = "aten::zeta";
+    CHECK(costmatrix::kernel_set(nested, false) ==
+          std::vector<std::string>{"aten::zeta", "aten::matmul", "aten::mm"});
+    std::vector<core::CostRow> gpu{row("aten::bmm", {{"gemm", 2}, {"gemm", 1}}),
+                                   row("aten::softmax", {{"softmax_warp", 1}}),
+                                   row("aten::mm", {{"a_gemm", 1}})};
+    gpu[2].parent = "aten::bmm";  // its kernel is listed after the top level's
+    CHECK(costmatrix::kernel_set(gpu, true) ==
+          std::vector<std::string>{"gemm", "softmax_warp", "a_gemm"});
+    // A GPU case traced without its device: unknown, not "ran nothing".
+    CHECK_FALSE(costmatrix::kernel_set(b, true).has_value());
+  }
 }

@@ -73,6 +73,16 @@ TEST_SUITE("measure::engine") {
     CHECK(r.summary.converged);
     CHECK(r.summary.n == 10);  // 0.1% noise meets a 0.5% target at the minimum count
   }
+  TEST_CASE("sampling_starts is called once, between the warm-up and the first sample") {
+    ScriptedTimer t([](int) { return ns(1e6); });
+    measure::Options o = t.options();
+    std::vector<int> at;  // the timer's calls so far, each time it is called
+    o.sampling_starts = [&] { at.push_back(t.calls); };
+    auto r = measure::run(t, settings(10, 10, 50, 0.005, 10), o);
+    REQUIRE(at.size() == 1);
+    CHECK(at[0] == r.warmup_calls);
+    CHECK(t.calls == r.warmup_calls + static_cast<int>(r.samples.size()));
+  }
   TEST_CASE("a timing that never settles ends warm-up at the cap, and says so") {
     ScriptedTimer t([](int i) { return ns(1e6 + 5e3 * i); });  // keeps slowing down
     auto r = measure::run(t, settings(10, 10, 50, 0.005, 10), t.options());

@@ -108,6 +108,7 @@ CheckResult check_output(const at::Tensor& out, const at::Tensor& reference, cor
   at::Tensor excess = err - (tol.atol + tol.rtol * ref.abs());
   const int64_t worst = excess.flatten().argmax().item<int64_t>();
   r.max_abs_error = err.max().item<double>();
+  r.mean_abs_error = err.to(at::kDouble).mean().item<double>();
   if (excess.flatten()[worst].item<double>() > 0) {
     r.ok = false;
     std::vector<int64_t> idx(o.dim());

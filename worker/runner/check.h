@@ -27,7 +27,8 @@ Tolerance tolerance_for(core::DType d, core::Level level = core::Level::kernel);
 struct CheckResult {
   bool ok = true;
   double max_abs_error = 0;
-  std::string message;  // on a mismatch: the largest error, the index (b, h, i, d) and values
+  double mean_abs_error = 0;  // over the output's elements (a NaN counts as infinite)
+  std::string message;        // on a mismatch: the largest error, the index (b, h, i, d) and values
 };
 
 // The reference output: `ref` (sdpa.math by default) on the inputs, fp32 copies of them when

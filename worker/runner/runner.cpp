@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 
+#include "harness/core/metric_names.h"
 #include "harness/core/stability.h"
 #include "harness/measure/engine.h"
 #include "harness/util/error.h"
@@ -19,6 +20,7 @@
 #include "worker/kernel/registry.h"
 #include "worker/kernel/variants/variants.h"
 #include "worker/runner/check.h"
+#include "worker/runner/memory_watch.h"
 #include "worker/runner/timers.h"
 #include "worker/runner/workload.h"
 #ifdef ATTNPROF_HAVE_TRACE
@@ -99,12 +101,14 @@ void add_roofline_metrics(core::CaseResult& r) {
 }  // namespace
 
 struct CaseSession::State {
+  explicit State(int cuda_device) : memory(cuda_device) {}
   const kernel::Variant* variant = nullptr;
   kernel::Inputs inputs;
   std::function<at::Tensor()> work;
   std::unique_ptr<CaseTimer> timer;
   measure::WarmUp warm;
   bool warmed = false;
+  MemoryWatch memory;  // over the measured calls, not the warm-up
 };
 
 // Every kernel failure ends the case, not the run: out of memory, c10 errors, a kernel's own
@@ -173,7 +177,8 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
   // default, not what the previous case set.
   at::set_num_threads(threads > 0 && c.hardware.device == "cpu" ? threads : default_threads);
 
-  m_state = std::make_unique<State>();
+  const bool cuda = c.hardware.device != "cpu";
+  m_state = std::make_unique<State>(cuda ? std::max<int>(0, device_of(c).index()) : -1);
   m_state->variant = v;
   guarded([&] {
     State& st = *m_state;
@@ -193,13 +198,17 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
     const Reference ref = prepare_reference(c);
     CheckResult chk = check_against(ref, c, st.inputs, out, whole);
     m_result.reference = ref.name;
-    if (ref.variant) m_result.max_abs_error = chk.max_abs_error;
+    if (ref.variant) {
+      m_result.max_abs_error = chk.max_abs_error;
+      m_result.metrics[core::kMeanAbsErrorMetric] = chk.mean_abs_error;
+    }
     if (v->chosen_backend) m_result.backend = v->chosen_backend(st.inputs);
     if (!chk.ok) {
       const auto err = m_result.max_abs_error;
       const auto backend = m_result.backend;
       fail(core::CaseStatus::failed, chk.message);
       m_result.max_abs_error = err;
+      m_result.metrics[core::kMeanAbsErrorMetric] = chk.mean_abs_error;
       m_result.backend = backend;
       m_result.reference = ref.name;
       return;
@@ -223,14 +232,21 @@ void CaseSession::warm_up() {
 std::vector<core::Sample> CaseSession::batch(double batch_ns, int max_calls) {
   std::vector<core::Sample> out;
   if (!m_ready) return out;
-  guarded([&] { out = measure::sample_batch(*m_state->timer, batch_ns, max_calls); });
+  guarded([&] {
+    m_state->memory.begin();
+    out = measure::sample_batch(*m_state->timer, batch_ns, max_calls);
+    m_state->memory.end(static_cast<int>(out.size()));
+  });
   return out;
 }
 
 void CaseSession::measure_adaptive() {
   if (!m_ready) return;
   guarded([&] {
-    measure::Result m = measure::run(*m_state->timer, m_result.spec.measure);
+    measure::Options options;
+    options.sampling_starts = [&] { m_state->memory.begin(); };
+    measure::Result m = measure::run(*m_state->timer, m_result.spec.measure, options);
+    m_state->memory.end(static_cast<int>(m.samples.size()));
     m_result.samples = std::move(m.samples);
     m_result.summary = m.summary;
     m_state->warm = {m.warmup_calls, m.warmup_ns, m.stationary, m.warmup_rel_diff};
@@ -251,6 +267,7 @@ core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool tra
     // How the timer measured (CUPTI or events, graph batches, the blocking kernel) and why it
     // fell back, where it did.
     for (const auto& [k, value] : m_state->timer->metrics()) r.metrics[k] = value;
+    for (const auto& [k, value] : m_state->memory.metrics()) r.metrics[k] = value;
     // The timer's CUPTI session ends before the traced pass starts its own (one per process).
     m_state->timer->finish();
     for (const auto& note : m_state->timer->notes())

@@ -86,6 +86,7 @@ void add_trace_results(const KeptPass& kept, bool cuda, core::CaseResult& r) {
   if (!cuda && kept.untraced_ns > 0 && kept_call > 0)
     r.metrics["trace.overhead"] = kept_call / kept.untraced_ns;
   r.cost = costmatrix::build(t);
+  r.kernels = costmatrix::kernel_set(r.cost, cuda);
   r.metrics["trace.calls"] = t.calls;
   const auto kept_calls = costmatrix::kept_calls(t);
   r.metrics["trace.calls_kept"] =
