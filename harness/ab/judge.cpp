@@ -11,7 +11,7 @@ namespace {
 
 gate::PairedSide side_of(const core::CaseResult& r) {
   return {r.status, r.message, r.status == core::CaseStatus::ok ? gate::timing_mode(r) : "",
-          r.reference};
+          r.reference, gate::traits_of(r)};
 }
 
 const core::CaseResult* case_in(const core::Run& run, const std::string& key) {
@@ -61,7 +61,9 @@ std::vector<gate::PairedCase> paired_cases(const core::Run& base, const core::Ru
   std::map<std::string, std::size_t> at;
   auto add = [&](const core::CaseResult& r, bool is_head) {
     auto [it, fresh] = at.try_emplace(r.spec.key, out.size());
-    if (fresh) out.push_back({r.spec.key, r.spec.gate.tolerance, std::nullopt, std::nullopt, {}});
+    if (fresh)
+      out.push_back(
+          {r.spec.key, r.spec.gate.tolerance, r.spec.dtype, std::nullopt, std::nullopt, {}});
     (is_head ? out[it->second].head : out[it->second].base) = side_of(r);
   };
   for (const auto& r : head.cases) add(r, true);

@@ -49,6 +49,16 @@ int apply_annotations(std::vector<CaseVerdict>& verdicts, const core::Run& run,
       if (a.kind == store::AnnotationKind::ignore) ignore = &a;
     }
     const std::string was = fmt::format("was {}: {}", to_string(v.verdict), v.reason);
+    // A finding that would fail the gate is covered like a regression: it stays in the reports,
+    // saying who accepted it.
+    for (auto& f : v.findings.list) {
+      const store::Annotation* by = ignore ? ignore : accept;
+      if (!f.fails || !by) continue;
+      f.fails = false;
+      f.text +=
+          fmt::format(" ({} by {}: {})", ignore ? "ignored" : "accepted", who(*by), by->reason);
+      changed += !ignore;
+    }
     if (ignore) {
       v.verdict = Verdict::ignored;
       v.reason = fmt::format("ignored by {}: {}; {}", who(*ignore), ignore->reason, was);

@@ -30,7 +30,8 @@ bool applies(const store::Annotation& a, const std::vector<std::string>& case_ke
 
 // Rewrites verdicts of `run` that an accept or ignore annotation covers; returns how many
 // changed. The reason keeps the original: "accepted by alice (#4): new tiling; was regression:
-// 1.120x (...)".
+// 1.120x (...)". A finding that would fail the gate (findings.h) no longer does, and says so:
+// "kernels changed: a -> b (accepted by alice (#4): new tiling)".
 int apply_annotations(std::vector<CaseVerdict>& verdicts, const core::Run& run,
                       const std::vector<store::Annotation>& annotations);
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "harness/core/stability.h"
@@ -90,6 +91,31 @@ class Parser {
     }
   }
 
+  // What the case ran and how accurate it was (findings.h); false when `k` is none of them.
+  bool trait(const std::string& k, const YAML::Node& v, Traits& t) {
+    double d = 0;
+    if (k == "backend") {
+      t.backend = scalar(v, k);
+    } else if (k == "reference") {
+      t.reference = scalar(v, k);
+    } else if (k == "max_abs_error" || k == "mean_abs_error") {
+      if (number(v, k, d, true)) (k == "max_abs_error" ? t.max_abs_error : t.mean_abs_error) = d;
+    } else if (k == "kernels") {
+      if (!v.IsSequence()) {
+        error(v.Mark(), "kernels must be a list of names");
+        return true;
+      }
+      t.kernels.emplace();  // each once, in the order written (outermost first when written)
+      std::set<std::string> seen;
+      for (const auto& e : v)
+        if (std::string name = scalar(e, "a kernel"); seen.insert(name).second)
+          t.kernels->push_back(std::move(name));
+    } else {
+      return false;
+    }
+    return true;
+  }
+
   BaselineCase parse_case(const std::string& key, const YAML::Node& node) {
     BaselineCase c;
     c.line = node.Mark().line + 1;
@@ -126,6 +152,7 @@ class Parser {
         numbers(v, k, "a run median", c.run_medians_ns);
       } else if (k == "timing") {
         c.timing = scalar(v, k);
+      } else if (trait(k, v, c.traits)) {
       } else {
         error(it->first.Mark(), fmt::format("unknown key \"{}\" in case \"{}\"", k, key));
       }
@@ -223,6 +250,21 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
+// What the case ran and how accurate it was: the errors to 6 significant digits (they are
+// compared by factors of 4), kernel names quoted (GPU kernels hold ':', '<', ',').
+std::string traits_yaml(const Traits& t) {
+  std::string out;
+  if (!t.backend.empty()) out += fmt::format("    backend: {}\n", quoted(t.backend));
+  if (!t.reference.empty()) out += fmt::format("    reference: {}\n", quoted(t.reference));
+  if (t.max_abs_error) out += fmt::format("    max_abs_error: {:.6g}\n", *t.max_abs_error);
+  if (t.mean_abs_error) out += fmt::format("    mean_abs_error: {:.6g}\n", *t.mean_abs_error);
+  if (t.kernels) {
+    out += t.kernels->empty() ? "    kernels: []\n" : "    kernels:\n";
+    for (const auto& k : *t.kernels) out += fmt::format("      - {}\n", quoted(k));
+  }
+  return out;
+}
+
 }  // namespace
 
 Baseline parse_baseline(const std::string& text, const std::string& path) {
@@ -311,6 +353,7 @@ Baseline make_baseline(const std::vector<core::Run>& runs, const BaselineOptions
             stats::quantile_sorted(kept, (static_cast<double>(i) + 0.5) / static_cast<double>(k))));
     }
     c.timing = timing_mode(cr);
+    c.traits = traits_of(cr);
     b.cases[cr.spec.key] = std::move(c);
   }
   // Older runs: the cases the newest run lacks, then every run's median of each case.
@@ -352,6 +395,7 @@ std::string to_yaml(const Baseline& b) {
     if (c.ci_high_ns > 0) out += fmt::format("    ci_high_ns: {}\n", num(c.ci_high_ns));
     out += fmt::format("    n: {}\n", c.n);
     if (!c.timing.empty()) out += fmt::format("    timing: {}\n", quoted(c.timing));
+    out += traits_yaml(c.traits);
     if (!c.run_medians_ns.empty()) out += number_list("run_medians_ns", c.run_medians_ns);
     if (!c.samples_ns.empty()) out += number_list("samples_ns", c.samples_ns);
   }

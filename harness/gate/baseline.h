@@ -16,6 +16,11 @@
 //       samples_ns: [80011, 80102, ...] # ascending; at most max_samples evenly spaced quantiles
 //       run_medians_ns: [80877, 81234, 83010]  # one median per run, oldest first (--runs N)
 //       timing: "cpu.wall"              # timing_mode.h: how the samples were timed
+//       backend: flash                  # findings.h: what the case ran, how accurate it was
+//       kernels: [aten::_scaled_dot_product_flash_attention_for_cpu, ...]
+//       reference: sdpa.math
+//       max_abs_error: 4.17e-07
+//       mean_abs_error: 3.1e-08
 //
 // Only median_ns is required; without samples_ns the gate falls back to the summary's interval.
 // run_medians_ns (two or more) make the comparison include run-to-run drift (compare.h); files
@@ -28,6 +33,7 @@
 #include <vector>
 
 #include "harness/core/types.h"
+#include "harness/gate/findings.h"
 
 namespace attnprof::gate {
 
@@ -41,6 +47,9 @@ struct BaselineCase {
   // the spread of these run medians instead of against pooled samples.
   std::vector<double> run_medians_ns;
   std::string timing;  // timing_mode.h; empty: not recorded (matches any mode)
+  // What the case ran and how accurate it was (findings.h), from the newest run the entry was
+  // written from; unknown parts stay empty (files written before they were recorded).
+  Traits traits;
   // What a person should know about how the entry was built (history baselines: earlier runs
   // left out because they were timed differently); ends the verdict's reason. Not in files.
   std::string remark;

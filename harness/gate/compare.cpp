@@ -320,6 +320,10 @@ std::vector<CaseVerdict> compare(const Baseline& baseline, const core::Run& run,
       compared.push_back(out.size());
       v.unstable = core::stability(cr).note;
     }
+    // What ran and how accurate it was, beside the time verdict; not across machines, where
+    // other kernels are no change of the code.
+    if (b && cr.status == core::CaseStatus::ok && !fp_mismatch)
+      v.findings = find_changes(b->traits, traits_of(cr), cr.spec.dtype, options.findings);
     out.push_back(std::move(v));
   }
   // Significance across every compared case at once.
@@ -398,7 +402,8 @@ BaselineCheck check_baseline(const Baseline& baseline, const core::Run& run,
 
 int exit_code(const std::vector<CaseVerdict>& verdicts, const Options& options) {
   for (const auto& v : verdicts)
-    if (fails_gate(v.verdict, options.strict, options.missing_fails)) return util::exit_gate_failed;
+    if (fails_gate(v.verdict, options.strict, options.missing_fails) || v.findings.fails())
+      return util::exit_gate_failed;
   return util::exit_pass;
 }
 

@@ -45,6 +45,7 @@
 
 #include "harness/core/types.h"
 #include "harness/gate/baseline.h"
+#include "harness/gate/findings.h"
 
 namespace attnprof::gate {
 
@@ -96,6 +97,9 @@ struct CaseVerdict {
   // "none" means not checked, which its reason then says (core::kNotChecked); empty when the
   // case is not in the run or ended before its check.
   std::string reference;
+  // Beside the time verdict (findings.h): a changed kernel set, a less accurate output. Judged
+  // for cases in both the run and the baseline that completed on both.
+  Findings findings;
 };
 
 // Ends an ok case's reason with core::kNotChecked when its output was not checked: every report
@@ -113,6 +117,7 @@ struct Options {
   bool strict = false;        // inconclusive fails the gate
   bool missing_fails = true;  // a baseline case absent from the run fails the gate
   bool allow_fingerprint_mismatch = false;
+  FindingRules findings;  // kernels and accuracy (findings.h)
 };
 
 // The tolerance a case is judged at: Options::tolerance (--tolerance) over the case's own
@@ -146,7 +151,8 @@ void decide(CaseVerdict& v, const Options& options, const std::string& basis,
             const std::string& straddles, const std::string& note = "");
 
 // util::exit_gate_failed (1) on a regression, a failed case, a missing case (missing_fails),
-// or an inconclusive one (strict); util::exit_pass (0) otherwise.
+// an inconclusive one (strict), or a finding that fails the gate (Finding::fails: asked for by
+// FindingRules); util::exit_pass (0) otherwise.
 int exit_code(const std::vector<CaseVerdict>& verdicts, const Options& options = {});
 
 }  // namespace attnprof::gate

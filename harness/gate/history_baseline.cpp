@@ -272,6 +272,9 @@ Baseline history_baseline(store::Database& db, const core::Run& judged, const Hi
       b.commit = c.kept.back().commit;
     }
     b.cases[cr.spec.key] = baseline_case(c);
+    // What the newest of its runs ran and how accurate it was: the state of the branch.
+    if (auto newest_case = db.load_case(c.kept.back().run_id, c.kept.back().case_key))
+      b.cases[cr.spec.key].traits = traits_of(*newest_case);
   }
   return b;
 }

@@ -17,6 +17,8 @@
 //                worker in more than the case's max_descheduled of its samples)
 //   window       the newest `window` runs of the case (30); fewer than `min_runs` (5): the case
 //                has no entry, and Baseline::notes says why (its verdict is `new`)
+//   findings     what the case ran and how accurate it was (findings.h) are the newest kept
+//                run's: the branch as it is now, not a vote over the window
 //
 // Why run medians rather than pooled samples: a pooled sample of 30 runs has thousands of
 // values, so its median's interval is tiny and a judged run sitting 1% off (ordinary run-to-run

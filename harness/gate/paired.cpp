@@ -351,6 +351,9 @@ std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases, const
     v.ratio = v.ci_low = v.ci_high = v.p_value = v.p_adjusted = no_value;
     const Sides s = by_status(pc, v);
     if (s == Sides::none) continue;
+    if (pc.base && pc.head && pc.base->status == core::CaseStatus::ok &&
+        pc.head->status == core::CaseStatus::ok)
+      v.findings = find_changes(pc.base->traits, pc.head->traits, pc.dtype, options.findings);
     if (s == Sides::judged)
       if (auto p = judge(pc, v, options)) {
         p->at = out.size();

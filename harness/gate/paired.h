@@ -61,13 +61,15 @@ struct PairedSide {
   std::string message;    // why it failed, errored or was skipped
   std::string timing;     // timing_mode() of the side's case; empty: unknown (matches any)
   std::string reference;  // what its output was checked against (CaseVerdict::reference)
+  Traits traits;          // what it ran and how accurate it was (findings.h)
 };
 
 struct PairedCase {
   std::string key;
   double tolerance = 0;  // the case's gate.tolerance; <= 0: Options::default_tolerance
-  std::optional<PairedSide> base, head;  // nullopt: that build does not have the case
-  std::vector<core::AbRound> rounds;     // rounds with a non-positive time are left out
+  core::DType dtype = core::DType::fp32;  // what its accuracy finding is judged at
+  std::optional<PairedSide> base, head;   // nullopt: that build does not have the case
+  std::vector<core::AbRound> rounds;      // rounds with a non-positive time are left out
   // Seconds one more pair of workers costs this case (its prepare, rounds and finish, and its
   // share of the workers' start); 0: unknown. An inconclusive reason then says how many more
   // minutes a verdict would take.
@@ -108,6 +110,7 @@ int pairs_needed(const TwoLevel& t, double tolerance, double level);
 //   both ok, timing modes differ                inconclusive ("timed as ... in base ...")
 //   both ok, fewer than 2 pairs of workers      inconclusive
 //   both ok                                     the paired verdict above
+// and, where both sides are ok, the findings beside it (findings.h: kernels, accuracy).
 // Options: tolerance, default_tolerance, alpha, confidence as in compare(); the rest is unused
 // here (exit_code() reads strict and missing_fails).
 std::vector<CaseVerdict> compare_paired(std::span<const PairedCase> cases,

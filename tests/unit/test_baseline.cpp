@@ -88,6 +88,48 @@ cases:
     CHECK(error_of("hardware: x\ncases:\n  a: {median_ns: 10, q1_ns: 12}\n") ==
           "baselines/cpu.yaml:3:6: case \"a\": q1_ns <= median_ns <= q3_ns does not hold");
   }
+  TEST_CASE("what a case ran and its errors: written, read back as a set, bad ones named") {
+    core::Run run;
+    run.env.fields = {{"device.name", "cpu-test"}};
+    run.cases.push_back(result("m/k", {100, 101}));
+    run.cases[0].backend = "flash";
+    run.cases[0].reference = "sdpa.math";
+    run.cases[0].max_abs_error = 4.172325134277344e-07;
+    run.cases[0].metrics["accuracy.mean_abs_error"] = 3.1e-08;
+    run.cases[0].kernels = std::vector<std::string>{"aten::empty", "void at::k<float, 2>(x, y)"};
+    const std::string yaml = gate::to_yaml(gate::make_baseline(run));
+    CHECK(yaml.find("    timing: \"cpu.wall\"\n"
+                    "    backend: \"flash\"\n"
+                    "    reference: \"sdpa.math\"\n"
+                    "    max_abs_error: 4.17233e-07\n"
+                    "    mean_abs_error: 3.1e-08\n"
+                    "    kernels:\n"
+                    "      - \"aten::empty\"\n"
+                    "      - \"void at::k<float, 2>(x, y)\"\n") != std::string::npos);
+    const gate::Traits back = gate::parse_baseline(yaml, "b.yaml").cases.at("m/k").traits;
+    CHECK(back.backend == "flash");
+    CHECK(back.reference == "sdpa.math");
+    CHECK(back.max_abs_error == doctest::Approx(4.17233e-07));
+    CHECK(back.mean_abs_error == doctest::Approx(3.1e-08));
+    CHECK(back.kernels == run.cases[0].kernels);
+    // A file written before any of it: unknown, which no comparison calls changed.
+    const gate::Traits none =
+        gate::parse_baseline("hardware: x\ncases:\n  a: {median_ns: 10}\n", "b.yaml")
+            .cases.at("a")
+            .traits;
+    CHECK_FALSE(none.kernels.has_value());
+    CHECK_FALSE(none.max_abs_error.has_value());
+    // Written by hand: each name once, in the order written.
+    CHECK(gate::parse_baseline("hardware: x\ncases:\n  a: {median_ns: 10, kernels: [b, a, b]}\n",
+                               "b.yaml")
+              .cases.at("a")
+              .traits.kernels == std::vector<std::string>{"b", "a"});
+    CHECK(error_of("hardware: x\ncases:\n  a: {median_ns: 10, kernels: aten::bmm}\n") ==
+          "baselines/cpu.yaml:3:31: kernels must be a list of names");
+    CHECK(error_of("hardware: x\ncases:\n  a: {median_ns: 10, max_abs_error: -1}\n") ==
+          "baselines/cpu.yaml:3:37: max_abs_error must be a non-negative number, got \"-1\"");
+  }
+
   TEST_CASE("a missing file is bad input that names the file") {
     try {
       gate::load_baseline("/nonexistent/cpu.yaml");

@@ -132,6 +132,34 @@ TEST_SUITE("gate::history_baseline") {
     CHECK(v[0].reason == "not in the baseline: " + b.notes.at(kA));
     CHECK(gate::exit_code(v) == util::exit_pass);
   }
+  TEST_CASE("what the newest kept run ran and its error are the baseline's; a change is found") {
+    TempDir dir;
+    store::Database db = store::Database::open(dir.file("h.db"));
+    for (int i = 1; i <= 6; ++i) {
+      core::Run r = run(i, 1e5);
+      r.cases[0].kernels = std::vector<std::string>{i < 6 ? "aten::old" : "aten::flash"};
+      r.cases[0].reference = "sdpa.math";
+      r.cases[0].max_abs_error = 1e-7 * i;
+      r.cases[0].metrics["accuracy.mean_abs_error"] = 1e-8;
+      db.write_run(r);
+    }
+    core::Run judged = run(7, 1e5, "feature");
+    judged.cases[0].kernels = std::vector<std::string>{"aten::math"};
+    judged.cases[0].reference = "sdpa.math";
+    judged.cases[0].max_abs_error = 4e-5;
+    const gate::Baseline b = gate::history_baseline(db, judged);
+    const gate::Traits& t = b.cases.at(kA).traits;
+    CHECK(t.kernels == std::vector<std::string>{"aten::flash"});
+    CHECK(t.max_abs_error == 6e-7);
+    CHECK(t.mean_abs_error == 1e-8);
+    CHECK_FALSE(b.cases.at(kB).traits.kernels.has_value());  // never recorded: unknown
+    const auto v = gate::compare(b, judged);
+    REQUIRE(v.at(0).findings.list.size() == 2);
+    CHECK(v[0].findings.list[0].text == "kernels changed: aten::flash -> aten::math");
+    CHECK(v[0].findings.list[1].kind == "accuracy changed");
+    CHECK(v.at(1).findings.list.empty());
+  }
+
   TEST_CASE("a reset starts the history anew, for the cases its glob matches") {
     History h(10);
     core::Run judged = run(11, 1e5, "feature");

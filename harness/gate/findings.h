@@ -1,0 +1,81 @@
+// Findings beside the time verdict: whether a case ran other kernels than its baseline, and
+// whether its output got less accurate. A time verdict says how fast; these say what ran and how
+// close to the reference it came, which can change with no change in time (sdpa.auto falling
+// back from flash to math at a shape where both are as fast, an error ten times larger still
+// under the tolerance).
+//
+//   kernels changed   the sets of kernels (GPU) or ATen ops (CPU) differ (core::CaseResult::
+//                     kernels: names only, so neither their order nor their counts count), or
+//                     the backend sdpa.auto chose differs. A side that recorded no set (no
+//                     traced pass, a case stored before the set was) is unknown, never changed.
+//   accuracy changed  checked against the same reference on both sides, the head's largest
+//                     (or mean) absolute error is more than `accuracy_factor` (4) times the
+//                     baseline's, where an error below the dtype's machine epsilon counts as
+//                     that epsilon: an exact kernel (0) against one that rounds once (1e-7 in
+//                     fp32) is not "infinitely worse". The case passed its check, so the error
+//                     is still within the tolerance; a case beyond it is `failed`.
+// Each is a warning that fails the gate only when asked (--fail-on-kernel-change,
+// --fail-on-accuracy); an accept or ignore annotation covers it like a regression.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+
+namespace attnprof::gate {
+
+// What one side of a comparison ran and how close it came to its reference.
+struct Traits {
+  std::string backend;                              // sdpa.auto's choice; empty: none recorded
+  std::optional<std::vector<std::string>> kernels;  // outermost first; nullopt: unknown
+  std::string reference;                            // what the errors are against; "none": none
+  std::optional<double> max_abs_error, mean_abs_error;
+};
+Traits traits_of(const core::CaseResult& r);
+
+struct FindingRules {
+  double accuracy_factor = 4;  // --accuracy-factor
+  bool fail_on_kernel_change = false;
+  bool fail_on_accuracy = false;
+};
+
+struct KernelChange {
+  bool known = false;    // both sides recorded a set or a backend
+  bool changed = false;  // they differ
+  // In the baseline's set only, in the head's only; in the order each side lists them.
+  std::vector<std::string> removed, added;
+  std::string base_backend, head_backend;  // sdpa.auto's choices, when both recorded one
+};
+
+struct AccuracyChange {
+  bool known = false;  // both sides' errors against the same reference
+  bool changed = false;
+  double base_max = 0, head_max = 0;
+  std::optional<double> base_mean, head_mean;
+  double floor = 0;   // the dtype's epsilon: smaller errors count as it
+  double factor = 0;  // FindingRules::accuracy_factor
+};
+
+struct Finding {
+  std::string kind;    // "kernels changed" or "accuracy changed"
+  std::string text;    // the sentence every report prints, starting with `kind`
+  bool fails = false;  // fails the gate (asked for, and not accepted or ignored)
+};
+
+struct Findings {
+  KernelChange kernels;
+  AccuracyChange accuracy;
+  std::vector<Finding> list;  // the changes found, kernels first
+  bool fails() const;
+};
+
+// The dtype's machine epsilon (fp32 2^-23, fp16 2^-10, bf16 2^-7): the accuracy floor.
+double accuracy_floor(core::DType dtype);
+
+// The head side against the baseline, for a case of `dtype`.
+Findings find_changes(const Traits& base, const Traits& head, core::DType dtype,
+                      const FindingRules& rules);
+
+}  // namespace attnprof::gate
