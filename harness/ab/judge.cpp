@@ -21,8 +21,8 @@ const core::CaseResult* case_in(const core::Run& run, const std::string& key) {
   return found;
 }
 
-// The report's A/B detail: every case's rounds, and for every regression and improvement which
-// op moved (into `moved` for the console too).
+// The report's A/B detail: every case's rounds and memory figures, and for every regression and
+// improvement which op moved (into `moved` for the console too).
 report::AbDetail detail_of(const core::Run& base, const core::Run& head,
                            const std::vector<core::AbRound>& rounds,
                            const std::vector<gate::CaseVerdict>& verdicts, const Judging& j,
@@ -39,8 +39,9 @@ report::AbDetail detail_of(const core::Run& base, const core::Run& head,
     ac.key = v.key;
     for (const auto& r : rounds)
       if (r.case_key == v.key) ac.rounds.push_back(r);
+    const core::CaseResult *b = case_in(base, v.key), *h = case_in(head, v.key);
+    if (b && h) ac.memory = report::diff_memory(*b, *h);
     if (v.verdict == gate::Verdict::regression || v.verdict == gate::Verdict::improvement) {
-      const core::CaseResult *b = case_in(base, v.key), *h = case_in(head, v.key);
       if (b && h) ac.ops = report::diff_cost(b->cost, h->cost);
       if (!ac.ops.empty())
         moved += fmt::format(

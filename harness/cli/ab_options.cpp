@@ -67,6 +67,7 @@ void add_ab_options(CLI::App& sub, AbArgs& a) {
                "Accept regressions named by `Perf-Accept: <glob> <reason>` trailers of the "
                "commit(s) under test (git log)");
   add_report_options(sub, a.reports);
+  add_finding_options(sub, a.findings);
   sub.add_flag("!--no-confirm", a.confirm,
                "One pair of workers per case (--max-pairs 1): a quick look, and every measured "
                "case inconclusive, since no verdict rests on one pair");
@@ -78,6 +79,7 @@ gate::Options gate_options(const AbArgs& a) {
   gate::Options opts;
   if (!a.tolerance.empty()) opts.tolerance = parse_tolerance(a.tolerance);
   opts.strict = a.strict;
+  opts.findings = a.findings;
   if (a.batch_ms <= 0)
     throw util::InputError(util::Diagnostic{"--batch-ms", 0, 0, "must be positive"});
   if (a.max_rounds < gate::min_pair_rounds)

@@ -21,6 +21,7 @@ struct AbArgs {
   std::optional<std::string> shard;
   std::string db, tolerance;
   ReportFiles reports;
+  gate::FindingRules findings;
   bool strict = false, no_trace = false, accept_from_commit = false, confirm = true;
   bool layout_pad = true;
   double batch_ms = 25, case_timeout_s = 0, budget_scale = 1, time_limit_s = 0;

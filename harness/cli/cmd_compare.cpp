@@ -24,7 +24,8 @@ namespace {
 struct CompareArgs {
   std::string db, run = "latest", baseline, tolerance, pair;
   gate::HistoryOptions history;
-  bool strict = false, accept_from_commit = false, no_record = false, require_baseline = false;
+  bool accept_from_commit = false, no_record = false, require_baseline = false;
+  gate::Options opts;  // --strict and the findings' rules; --tolerance is parsed into it
   ReportFiles files;
 };
 
@@ -37,9 +38,8 @@ struct CompareSetup {
 
 // util::InputError when there is no database at a.db.
 CompareSetup compare_setup(const CompareArgs& a) {
-  CompareSetup s;
+  CompareSetup s{a.opts};
   if (!a.tolerance.empty()) s.opts.tolerance = parse_tolerance(a.tolerance);
-  s.opts.strict = a.strict;
   std::error_code ec;  // a symlink loop is the open path's to report, not an exception here
   if (!std::filesystem::exists(a.db, ec) && !std::filesystem::is_symlink(a.db, ec))
     throw util::InputError(util::Diagnostic{
@@ -62,14 +62,12 @@ int compare(const CompareArgs& a) {
   const CompareSetup s = compare_setup(a);
   store::Database db = store::Database::open(
       a.db, s.record ? store::Database::Mode::read_write : store::Database::Mode::read_only);
-  if (!a.pair.empty()) {  // a stored A/B judged again
-    PairJudgement again;
-    again.options = s.opts;
-    again.files = a.files;
-    again.accept_from_commit = a.accept_from_commit;
-    again.record = s.record;
-    return judge_pair(db, a.pair, again);
-  }
+  if (!a.pair.empty())  // a stored A/B judged again
+    return judge_pair(db, a.pair,
+                      {.options = s.opts,
+                       .files = a.files,
+                       .accept_from_commit = a.accept_from_commit,
+                       .record = s.record});
   if (a.baseline.empty())
     throw util::InputError(util::Diagnostic{
         "--baseline", 0, 0, "give --baseline FILE or --baseline history, or --pair for an A/B"});
@@ -134,7 +132,7 @@ Action setup_compare(CLI::App& sub) {
                "unstable (left out by default)");
   sub.add_option("--tolerance", a->tolerance,
                  "Tolerance for every case, e.g. 5% (default: each case's own, else 5%)");
-  sub.add_flag("--strict", a->strict,
+  sub.add_flag("--strict", a->opts.strict,
                "Fail on inconclusive comparisons too, and judge environmental runs anyway");
   sub.add_flag("--accept-from-commit-message", a->accept_from_commit,
                "Accept regressions named by `Perf-Accept: <glob> <reason>` trailers of the "
@@ -143,6 +141,7 @@ Action setup_compare(CLI::App& sub) {
                "Fail the gate (exit 1) when there is no comparable baseline: one from another "
                "environment, or none of the run's cases in it (or in history)");
   sub.add_flag("--no-record", a->no_record, "Do not store the verdicts in the database");
+  add_finding_options(sub, a->opts.findings);
   add_report_options(sub, a->files);
   return [a] { return compare(*a); };
 }

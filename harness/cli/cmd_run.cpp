@@ -94,8 +94,7 @@ int run(const RunArgs& a) {
   fmt::print("\n{}", report::results_table(run, table_width(a.wide)));
   for (const auto& r : run.cases)
     if (!r.cost.empty() && a.cost_rows > 0)
-      fmt::print("\ncost matrix: {}\n{}", r.spec.key,
-                 sort_or_bad_input(r.cost, a.sort, a.cost_rows, table_width(a.wide)));
+      fmt::print("{}", case_cost_text(r, a.sort, a.cost_rows, table_width(a.wide)));
   if (a.cost_rows <= 0)
     fmt::print("\ncost matrices: attnprof show {} --case KEY (or run --cost-rows N)\n",
                run.id.substr(0, 8));

@@ -1,12 +1,12 @@
 // attnprof show RUN: a stored run (latest, an id or a unique prefix): its header, its cases, its
-// verdicts and annotations, and with --case the cost matrix of each matching case.
+// verdicts and annotations, and with --case the cost matrix of each matching case with its
+// summary (what the case ran, its accuracy, its memory figures).
 #include <fmt/format.h>
 #include <sqlite3.h>
 
 #include <memory>
 
 #include "harness/cli/commands.h"
-#include "harness/costmatrix/table.h"
 #include "harness/report/results.h"
 #include "harness/store/database.h"
 #include "harness/store/render.h"
@@ -59,14 +59,7 @@ Action setup_show(CLI::App& sub) {
     int shown = 0;
     for (const auto& c : run->cases) {
       if (sqlite3_strglob(o->case_glob.c_str(), c.spec.key.c_str()) != 0) continue;
-      if (c.cost.empty())
-        fmt::print(
-            "\ncost matrix: {}: none stored (the case did not complete, or ran with "
-            "--no-trace)\n",
-            c.spec.key);
-      else
-        fmt::print("\ncost matrix: {}\n{}", c.spec.key,
-                   sort_or_bad_input(c.cost, o->sort, o->rows, table_width(o->wide)));
+      fmt::print("{}", case_cost_text(c, o->sort, o->rows, table_width(o->wide)));
       ++shown;
     }
     if (shown == 0)

@@ -35,6 +35,11 @@ void add_db_option(CLI::App& sub, std::string& path);
 // bad input (exit 2).
 std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std::string& sort,
                               int row_limit, std::size_t width = 0);
+// A case's cost matrix as `show --case` and `run --cost-rows` print it: "\ncost matrix: KEY\n",
+// the table (sort_or_bad_input), then its summary (costmatrix/summary.h: what the case ran, its
+// accuracy, its memory figures); a case without rows says why there are none.
+std::string case_cost_text(const core::CaseResult& r, const std::string& sort, int row_limit,
+                           std::size_t width);
 
 // --wide, which every command that prints a table takes: the table whole, however wide.
 // table_width: 0 with it, else what the console holds (report::console_width: $COLUMNS, the

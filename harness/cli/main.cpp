@@ -11,6 +11,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
 #include "harness/cli/repeat_hint.h"
+#include "harness/costmatrix/summary.h"
 #include "harness/costmatrix/table.h"
 #include "harness/report/format.h"
 #include "harness/util/error.h"
@@ -39,6 +40,17 @@ std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std:
   } catch (const std::invalid_argument& e) {
     throw util::InputError(util::Diagnostic{"--sort", 0, 0, e.what()});
   }
+}
+
+std::string case_cost_text(const core::CaseResult& r, const std::string& sort, int row_limit,
+                           std::size_t width) {
+  const std::string summary = costmatrix::render_summary(r, width);
+  if (r.cost.empty())
+    return fmt::format(
+        "\ncost matrix: {}: none stored (the case did not complete, or ran with --no-trace)\n{}",
+        r.spec.key, summary);
+  return fmt::format("\ncost matrix: {}\n{}{}", r.spec.key,
+                     sort_or_bad_input(r.cost, sort, row_limit, width), summary);
 }
 
 void add_wide_option(CLI::App& sub, bool& wide) {

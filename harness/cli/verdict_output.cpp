@@ -7,11 +7,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "harness/ab/judge.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/gate/annotations.h"
+#include "harness/report/findings.h"
 #include "harness/report/publish.h"
 #include "harness/scenario/values.h"
 #include "harness/store/database.h"
@@ -67,6 +69,28 @@ void apply_notes(std::vector<gate::CaseVerdict>& verdicts, const core::Run& run,
   gate::apply_annotations(verdicts, run, notes);
 }
 
+void add_finding_options(CLI::App& sub, gate::FindingRules& rules) {
+  sub.add_flag("--fail-on-kernel-change", rules.fail_on_kernel_change,
+               "Fail the gate (exit 1) when a case ran other kernels (GPU) or ATen ops (CPU) than "
+               "its baseline, or sdpa.auto chose another backend (otherwise a warning)");
+  sub.add_flag("--fail-on-accuracy", rules.fail_on_accuracy,
+               "Fail the gate (exit 1) when a case's error against its reference grew beyond "
+               "--accuracy-factor times the baseline's (otherwise a warning)");
+  const CLI::Validator above_one(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size()) return "";  // CLI11's conversion says so
+        return std::isfinite(v) && v > 1 ? "" : fmt::format("must be a number above 1, got {}", s);
+      },
+      "FACTOR");
+  sub.add_option("--accuracy-factor", rules.accuracy_factor,
+                 "How many times the baseline's largest (or mean) error a case's may be before it "
+                 "is `accuracy changed`; errors below the dtype's epsilon count as the epsilon")
+      ->capture_default_str()
+      ->check(above_one);
+}
+
 void add_report_options(CLI::App& sub, ReportFiles& f) {
   sub.add_option("--markdown", f.markdown, "Also write the markdown report to this file");
   sub.add_option("--json", f.json, "Also write the verdicts as JSON to this file");
@@ -90,9 +114,12 @@ void record_verdicts(store::Database& db, const std::string& run_id,
                      const std::vector<gate::CaseVerdict>& verdicts, const std::string& label) {
   std::vector<store::StoredVerdict> stored;
   auto finite = [](double x) { return std::isfinite(x) ? std::optional<double>(x) : std::nullopt; };
-  for (const auto& v : verdicts)
+  for (const auto& v : verdicts) {
+    std::string detail = v.reason;  // and the findings beside it, for `show` to print
+    for (const auto& f : v.findings.list) detail += "; " + report::finding_text(f);
     stored.push_back({v.key, gate::to_string(v.verdict), label, finite(v.ratio), finite(v.ci_low),
-                      finite(v.ci_high), finite(v.p_adjusted), v.reason, 0});
+                      finite(v.ci_high), finite(v.p_adjusted), detail, 0});
+  }
   db.write_verdicts(run_id, stored);
 }
 

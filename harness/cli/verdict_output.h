@@ -28,6 +28,10 @@ double parse_tolerance(const std::string& text);
 void apply_notes(std::vector<gate::CaseVerdict>& verdicts, const core::Run& run,
                  store::Database& db, bool from_commit, bool record);
 
+// --fail-on-kernel-change, --fail-on-accuracy and --accuracy-factor: the rules of the findings
+// beside the time verdicts (gate/findings.h), for compare and ab alike.
+void add_finding_options(CLI::App& sub, gate::FindingRules& rules);
+
 // The files a gate writes, and the console's width.
 struct ReportFiles {
   std::string markdown, json, junit, html;

@@ -11,7 +11,9 @@
 
 #include "harness/core/stability.h"
 #include "harness/costmatrix/roofline.h"
+#include "harness/costmatrix/summary.h"
 #include "harness/gate/annotations.h"
+#include "harness/report/findings.h"
 #include "harness/report/format.h"
 #include "harness/report/html_page.h"
 #include "harness/report/results.h"
@@ -157,6 +159,28 @@ std::string op_diff_table(const std::vector<OpDiff>& ops, std::size_t rows = 20)
                body);
 }
 
+// The findings beside the time verdicts (gate/findings.h), worst verdict first; "" when none.
+std::string findings_section(const std::vector<const gate::CaseVerdict*>& sorted) {
+  std::vector<std::vector<std::string>> body;
+  std::vector<std::string> classes;
+  for (const auto* v : sorted)
+    for (const auto& f : v->findings.list) {
+      body.push_back({v->key, finding_text(f), f.fails ? "fails" : "warning"});
+      classes.push_back(f.fails ? "regression" : "inconclusive");
+    }
+  if (body.empty()) return "";
+  return "<h2>Findings beside the time verdicts</h2>\n" +
+         table({"case", "finding", "gate"}, body, classes);
+}
+
+std::string memory_diff_table(const std::vector<MemoryDiff>& memory) {
+  std::vector<std::vector<std::string>> body;
+  for (const auto& m : memory)
+    body.push_back({m.metric, costmatrix::format_memory(m.metric, m.base),
+                    costmatrix::format_memory(m.metric, m.head), m.moved ? "moved" : ""});
+  return table({"figure", "base", "head", ""}, body);
+}
+
 // Head/base ratio per round, the tolerance band around 1.
 std::string rounds_svg(const AbCase& a, double tolerance) {
   double lo = 1 - tolerance, hi = 1 + tolerance;
@@ -211,6 +235,8 @@ std::string case_section(const core::CaseResult& c) {
   s += "</summary>\n";
   if (!c.message.empty()) s += "<p>" + esc(c.message) + "</p>\n";
   s += cost_table(c);
+  if (const std::string summary = costmatrix::render_summary(c); !summary.empty())
+    s += "<pre class=\"summary\">" + esc(summary) + "</pre>\n";
   return s + "</details>\n";
 }
 
@@ -468,6 +494,7 @@ std::string html_gate(const GateReport& r) {
           table({"case", "verdict", "baseline", "now", "change", "99% CI", "tol", "reason"}, rows,
                 classes);
   if (r.mode == "ab") body += "<p class=\"note\">" + esc(kPairedNote) + "</p>\n";
+  body += findings_section(sorted);
   if (r.ab) {
     body += "<h2>A/B: " + esc(r.ab->base_label) + " → " + esc(r.ab->head_label) + "</h2>\n";
     for (auto* v : sorted) {
@@ -478,6 +505,8 @@ std::string html_gate(const GateReport& r) {
       if (!it->rounds.empty()) body += rounds_svg(*it, v->tolerance > 0 ? v->tolerance : 0.05);
       if (!it->ops.empty())
         body += "<p>What moved, per op and kernel:</p>\n" + op_diff_table(it->ops);
+      if (!it->memory.empty())
+        body += "<p>Memory over the measured calls:</p>\n" + memory_diff_table(it->memory);
     }
   }
   std::vector<const core::CaseResult*> cases;

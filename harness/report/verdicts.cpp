@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "harness/report/findings.h"
 #include "harness/util/format.h"
 
 namespace attnprof::report {
@@ -126,6 +127,63 @@ std::string outcome(const GateReport& r) {
   }
 }
 
+// A verdict's findings (gate/findings.h) in its JSON object: "kernels" and "accuracy", each with
+// "changed" null where one side did not record it, and "findings", the sentences.
+void add_findings(nlohmann::json& v, const gate::Findings& f) {
+  using nlohmann::json;
+  auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(); };
+  const gate::KernelChange& k = f.kernels;
+  v["kernels"] = {{"changed", k.known ? json(k.changed) : json()},
+                  {"removed", k.removed},
+                  {"added", k.added},
+                  {"base_backend", k.base_backend},
+                  {"head_backend", k.head_backend}};
+  const gate::AccuracyChange& a = f.accuracy;
+  v["accuracy"] = {{"changed", a.known ? json(a.changed) : json()},
+                   {"base_max_abs_error", a.known ? json(a.base_max) : json()},
+                   {"head_max_abs_error", a.known ? json(a.head_max) : json()},
+                   {"base_mean_abs_error", opt(a.base_mean)},
+                   {"head_mean_abs_error", opt(a.head_mean)},
+                   {"factor", a.known ? json(a.factor) : json()},
+                   {"floor", a.known ? json(a.floor) : json()}};
+  v["findings"] = json::array();
+  for (const auto& x : f.list)
+    v["findings"].push_back({{"kind", x.kind}, {"text", x.text}, {"fails", x.fails}});
+}
+
+// An A/B's detail in the JSON report: each case's rounds, per-op diff and memory figures.
+nlohmann::json ab_json(const AbDetail& ab) {
+  using nlohmann::json;
+  json cases = json::array();
+  for (const auto& a : ab.cases) {
+    json rounds = json::array(), ops = json::array();
+    for (const auto& x : a.rounds)
+      rounds.push_back(
+          {{"base_ns", x.base_ns}, {"head_ns", x.head_ns}, {"head_first", x.head_first()}});
+    for (const auto& o : a.ops)
+      ops.push_back({{"name", o.name},
+                     {"shapes", o.shapes},
+                     {"kernel", o.kernel},
+                     {"base_calls", o.base_calls},
+                     {"head_calls", o.head_calls},
+                     {"base_self_ns_per_call", o.base_self_ns},
+                     {"head_self_ns_per_call", o.head_self_ns},
+                     {"base_total_ns_per_call", o.base_total_ns},
+                     {"head_total_ns_per_call", o.head_total_ns},
+                     {"base_bytes", o.base_bytes},
+                     {"head_bytes", o.head_bytes}});
+    json memory = json::array();
+    for (const auto& m : a.memory)
+      memory.push_back(
+          {{"metric", m.metric}, {"base", m.base}, {"head", m.head}, {"moved", m.moved}});
+    cases.push_back({{"case", a.key}, {"rounds", rounds}, {"ops", ops}, {"memory", memory}});
+  }
+  return {{"base_label", ab.base_label},
+          {"head_label", ab.head_label},
+          {"same_build", ab.same_build ? json(*ab.same_build) : json()},
+          {"cases", cases}};
+}
+
 Table op_diff_table(const std::vector<OpDiff>& ops, std::size_t rows, bool markdown) {
   const std::string q = markdown ? "`" : "";
   Table t({"op / kernel", "calls", "base self/call", "head self/call", "Δ total self"});
@@ -213,6 +271,7 @@ std::string verdict_counts(const std::vector<gate::CaseVerdict>& v) {
       n[Verdict::improvement], n[Verdict::new_case], n[Verdict::unchanged]);
   if (n[Verdict::accepted] || n[Verdict::ignored])
     out += fmt::format(", {} accepted, {} ignored", n[Verdict::accepted], n[Verdict::ignored]);
+  if (const std::string findings = finding_counts(v); !findings.empty()) out += "; " + findings;
   return out;
 }
 
@@ -226,8 +285,10 @@ std::string console_report(const GateReport& r, std::size_t width) {
            duration_or_empty(c.candidate_median_ns), change(c), interval(c),
            c.tolerance > 0 ? fmt::format("{:.1f}%", 100 * c.tolerance) : "", c.reason});
   std::string out = fmt::format("baseline: {}\n", r.baseline);
-  out += t.render(width);  // The sentences under the table fit its width too (wrapped after spaces
-                           // and commas); the notes
+  out += t.render(width);
+  out += findings_console(r.verdicts);
+  if (r.ab) out += memory_console(*r.ab, width);
+  // The sentences under the table fit its width too (wrapped after spaces and commas); the notes
   // stay whole lines, since gate scripts look for them word for word (kSameBuildNote).
   std::vector<std::string> lines{verdict_counts(r.verdicts)};
   if (r.mode == "ab") lines.insert(lines.begin(), kPairedNote);
@@ -282,6 +343,7 @@ std::string markdown_report(const GateReport& r, std::size_t limit) {
     }
     md += "\n";
   }
+  if (const std::string findings = findings_markdown(r.verdicts); fits(findings)) md += findings;
   if (r.ab) {
     for (auto* c : notable) {
       if (c->verdict != Verdict::regression && c->verdict != Verdict::improvement) continue;
@@ -295,6 +357,8 @@ std::string markdown_report(const GateReport& r, std::size_t limit) {
       if (fits(block)) md += block;
     }
   }
+  if (r.ab)
+    if (const std::string memory = memory_markdown(*r.ab); fits(memory)) md += memory;
   if (!unchanged.empty()) {
     std::string block = fmt::format("<details><summary>{} unchanged case(s)</summary>\n\n{}",
                                     unchanged.size(), table_header());
@@ -324,9 +388,12 @@ std::string annotations(const GateReport& r) {
       level = "error";
     else if (c.verdict == Verdict::inconclusive)
       level = "warning";
-    if (!level) continue;
-    out += fmt::format("::{} title=attnprof {}::{}\n", level, escape_annotation(c.key, true),
-                       escape_annotation(one_line_verdict(c)));
+    if (level)
+      out += fmt::format("::{} title=attnprof {}::{}\n", level, escape_annotation(c.key, true),
+                         escape_annotation(one_line_verdict(c)));
+    for (const auto& f : c.findings.list)
+      out += fmt::format("::{} title=attnprof {}::{}\n", f.fails ? "error" : "warning",
+                         escape_annotation(c.key, true), escape_annotation(finding_text(f)));
   }
   if (r.validity && r.validity->environmental)
     out += fmt::format("::warning title=attnprof environmental run::{}\n",
@@ -348,12 +415,18 @@ std::string junit_report(const GateReport& r) {
     }
     cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.9f}\"",
                          xml_escape(classname), xml_escape(name), c.candidate_median_ns / 1e9);
-    const bool fails = gate::fails_gate(c.verdict, r.strict, true);
-    const std::string message = xml_escape(one_line_verdict(c));
+    const bool by_verdict = gate::fails_gate(c.verdict, r.strict, true);
+    const bool fails = by_verdict || c.findings.fails();
+    std::string text = one_line_verdict(c);
+    for (const auto& f : c.findings.list) text += "; " + finding_text(f);
+    const std::string message = xml_escape(text);
     if (fails) {
       ++failures;
-      cases += fmt::format(">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
-                           gate::to_string(c.verdict), message, message);
+      const auto failing = std::find_if(c.findings.list.begin(), c.findings.list.end(),
+                                        [](const gate::Finding& f) { return f.fails; });
+      cases +=
+          fmt::format(">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
+                      by_verdict ? gate::to_string(c.verdict) : failing->kind, message, message);
       cases += "    </testcase>\n";
     } else if (c.verdict == Verdict::inconclusive || c.verdict == Verdict::ignored) {
       ++skipped;
@@ -401,11 +474,17 @@ std::string json_report(const GateReport& r) {
                         "failed", "accepted", "ignored"})
     counts[k] = 0;
   for (const auto& c : r.verdicts) ++counts[gate::to_string(c.verdict)];
+  std::map<std::string, int> findings{{"kernels changed", 0}, {"accuracy changed", 0}};
+  for (const auto& c : r.verdicts)
+    for (const auto& f : c.findings.list) ++findings[f.kind];
   json j;
+  j["result"]["findings"] = findings;
   j["schema"] = "attnprof-gate";
   j["schema_version"] = kJsonSchemaVersion;
   j["mode"] = r.mode;
-  j["result"] = {{"exit_code", r.exit_code}, {"passed", r.exit_code == 0}, {"counts", counts}};
+  j["result"]["exit_code"] = r.exit_code;
+  j["result"]["passed"] = r.exit_code == 0;
+  j["result"]["counts"] = counts;
   j["run"] = run_json(r.run);
   j["baseline"] = r.baseline;
   j["notes"] = report_notes(r);
@@ -435,32 +514,12 @@ std::string json_report(const GateReport& r) {
                              {"reference", c.reference},
                              {"not_checked", c.reference == "none" ? core::kNotChecked : ""},
                              {"reason", c.reason}});
+  for (std::size_t i = 0; i < r.verdicts.size(); ++i)
+    add_findings(j["verdicts"][i], r.verdicts[i].findings);
+
   if (r.ab) {
-    json cases = json::array();
-    for (const auto& a : r.ab->cases) {
-      json rounds = json::array(), ops = json::array();
-      for (const auto& x : a.rounds)
-        rounds.push_back(
-            {{"base_ns", x.base_ns}, {"head_ns", x.head_ns}, {"head_first", x.head_first()}});
-      for (const auto& o : a.ops)
-        ops.push_back({{"name", o.name},
-                       {"shapes", o.shapes},
-                       {"kernel", o.kernel},
-                       {"base_calls", o.base_calls},
-                       {"head_calls", o.head_calls},
-                       {"base_self_ns_per_call", o.base_self_ns},
-                       {"head_self_ns_per_call", o.head_self_ns},
-                       {"base_total_ns_per_call", o.base_total_ns},
-                       {"head_total_ns_per_call", o.head_total_ns},
-                       {"base_bytes", o.base_bytes},
-                       {"head_bytes", o.head_bytes}});
-      cases.push_back({{"case", a.key}, {"rounds", rounds}, {"ops", ops}});
-    }
-    j["ab"] = {{"base_run", run_json(r.ab->base)},
-               {"base_label", r.ab->base_label},
-               {"head_label", r.ab->head_label},
-               {"same_build", r.ab->same_build ? json(*r.ab->same_build) : json()},
-               {"cases", cases}};
+    j["ab"] = ab_json(*r.ab);
+    j["ab"]["base_run"] = run_json(r.ab->base);
   }
   return j.dump(2) + "\n";
 }

@@ -42,12 +42,25 @@ std::vector<OpDiff> diff_cost(const std::vector<core::CostRow>& base,
 std::string op_diff_console(const std::vector<OpDiff>& ops, std::size_t rows,
                             std::size_t width = kConsoleWidth);
 
+// One memory figure of a case (core::kFragmentationMetrics) on both sides of an A/B.
+struct MemoryDiff {
+  std::string metric;
+  double base = 0, head = 0;
+  // The sides differ by more than the figure's floor (1 MiB, one page fault per call, one
+  // retry or segment, 0.05x) and by more than 1.5x: a change worth a line on the console.
+  bool moved = false;
+};
+
+// The figures both sides recorded, in kFragmentationMetrics' order (report/findings.cpp).
+std::vector<MemoryDiff> diff_memory(const core::CaseResult& base, const core::CaseResult& head);
+
 // A/B detail for one case: the paired rounds and, for regressions and improvements, the
 // cost-matrix diff. `attnprof ab` fills this; compare leaves GateReport::ab empty.
 struct AbCase {
   std::string key;
   std::vector<core::AbRound> rounds;
-  std::vector<OpDiff> ops;  // diff_cost(base side's rows, head side's rows)
+  std::vector<OpDiff> ops;         // diff_cost(base side's rows, head side's rows)
+  std::vector<MemoryDiff> memory;  // diff_memory(base side's case, head side's), every case
 };
 struct AbDetail {
   core::Run base;                      // the base side's run (the head side is GateReport::run)
@@ -88,7 +101,8 @@ struct GateReport {
 // GateReport::notes.
 std::vector<std::string> report_notes(const GateReport& r);
 
-// "gate: 1 regression, 0 failed, 0 missing, 3 unchanged, 1 inconclusive, 0 improvement, 0 new"
+// "gate: 1 regression, 0 failed, 0 missing, 3 unchanged, 1 inconclusive, 0 improvement, 0 new",
+// then "; findings: 1 kernels changed, 0 accuracy changed" when a case has one.
 std::string verdict_counts(const std::vector<gate::CaseVerdict>& v);
 
 // The console report: "baseline: ...", the table in the run's case order, the counts and the

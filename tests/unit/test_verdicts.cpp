@@ -226,4 +226,95 @@ TEST_SUITE("report::verdicts") {
         CHECK(j["ab"]["same_build"].is_null());  // compare --pair: not known
     }
   }
+
+  TEST_CASE("findings stand beside the time verdicts in every format; failing ones fail JUnit") {
+    report::GateReport r;
+    r.run.id = "run";
+    r.baseline = "b.yaml";
+    r.verdicts = {verdict("m/w/b8/op:t::variant", gate::Verdict::unchanged, 1.0, "within"),
+                  verdict("m/w/b8/eager", gate::Verdict::unchanged, 1.0, "within")};
+    r.verdicts[0].findings.kernels = {true, true, {"aten::flash"}, {"aten::math"}, "", ""};
+    r.verdicts[0].findings.list = {
+        {"kernels changed", "kernels changed: aten::flash -> aten::math", true}};
+    r.verdicts[1].findings.accuracy = {true, true, 1e-7, 2e-5, 1e-8, 3e-6, 0x1p-23, 4};
+    r.verdicts[1].findings.list = {
+        {"accuracy changed", "accuracy changed: max abs error 1e-07 -> 2e-05 (168x)", false}};
+    r.exit_code = 1;
+    CHECK(report::console_report(r, 0).find(
+              "findings beside the time verdicts (what ran, how accurate):\n"
+              "  m/w/b8/op:t::variant: kernels changed: aten::flash -> aten::math (fails the gate: "
+              "--fail-on-kernel-change)\n"
+              "  m/w/b8/eager: accuracy changed: max abs error 1e-07 -> 2e-05 (168x)\n"
+              "gate: 0 regression, 0 failed, 0 missing, 0 inconclusive, 0 improvement, 0 new, 2 "
+              "unchanged; findings: 1 kernels changed, 1 accuracy changed\n") != std::string::npos);
+    const std::string md = report::markdown_report(r);
+    CHECK(md.find("### Findings beside the time verdicts\n\n| case | finding | gate |") !=
+          std::string::npos);
+    CHECK(md.find(
+              "| `m/w/b8/op:t::variant` | kernels changed: aten::flash -> aten::math | fails |") !=
+          std::string::npos);
+    CHECK(report::annotations(r) ==
+          "::error title=attnprof m/w/b8/op%3At%3A%3Avariant::kernels changed: aten::flash -> "
+          "aten::math (fails the gate: --fail-on-kernel-change)\n"
+          "::warning title=attnprof m/w/b8/eager::accuracy changed: max abs error 1e-07 -> 2e-05 "
+          "(168x)\n");
+    const std::string junit = report::junit_report(r);
+    CHECK(junit.find("failures=\"1\"") != std::string::npos);
+    CHECK(junit.find("<failure type=\"kernels changed\" message=\"unchanged +0.00% (99% CI "
+                     "[-1.00%, +1.00%]): within; kernels changed: aten::flash -&gt; aten::math") !=
+          std::string::npos);
+    const auto j = nlohmann::json::parse(report::json_report(r));
+    CHECK(j["result"]["findings"]["kernels changed"] == 1);
+    CHECK(j["result"]["findings"]["accuracy changed"] == 1);
+    CHECK(j["verdicts"][0]["kernels"]["changed"] == true);
+    CHECK(j["verdicts"][0]["kernels"]["removed"] == nlohmann::json({"aten::flash"}));
+    CHECK(j["verdicts"][0]["findings"][0]["fails"] == true);
+    CHECK(j["verdicts"][0]["accuracy"]["changed"].is_null());  // not known: no errors compared
+    CHECK(j["verdicts"][1]["accuracy"]["head_max_abs_error"] == 2e-5);
+    CHECK(j["verdicts"][1]["accuracy"]["floor"] == 0x1p-23);
+    CHECK(j["verdicts"][1]["kernels"]["changed"].is_null());
+    // Without findings, nothing is added to the counts line.
+    r.verdicts[0].findings = r.verdicts[1].findings = {};
+    CHECK(report::console_report(r, 0).find("findings") == std::string::npos);
+  }
+
+  TEST_CASE(
+      "an A/B's memory figures: every one in markdown and JSON, the moved ones on the console") {
+    core::CaseResult base, head;
+    base.metrics = {{"memory.rss_growth_bytes", 0},
+                    {"memory.minor_faults_per_call", 0.02},
+                    {"memory.major_faults_per_call", 0}};
+    head.metrics = base.metrics;
+    head.metrics["memory.minor_faults_per_call"] = 9984.5;
+    head.metrics["memory.rss_growth_bytes"] = 512 << 10;  // under 1 MiB: not a move
+    const auto memory = report::diff_memory(base, head);
+    REQUIRE(memory.size() == 3);
+    CHECK(memory[0].metric == "memory.rss_growth_bytes");
+    CHECK_FALSE(memory[0].moved);
+    CHECK(memory[1].moved);
+    CHECK_FALSE(memory[2].moved);
+    report::GateReport r;
+    r.mode = "ab";
+    r.verdicts = {verdict("m/w/b8/op:t::variant", gate::Verdict::unchanged, 1.0)};
+    r.ab = report::AbDetail{};
+    r.ab->base_label = "base abc";
+    r.ab->head_label = "head def";
+    r.ab->cases.push_back({"m/w/b8/op:t::variant", {}, {}, memory});
+    CHECK(report::console_report(r, 0).find(
+              "memory figures that moved between the sides (over the measured calls):\n"
+              "case                  figure                        base abc  head def\n"
+              "----------------------------------------------------------------------\n"
+              "m/w/b8/op:t::variant  memory.minor_faults_per_call      0.02   9984.50\n") !=
+          std::string::npos);
+    const std::string md = report::markdown_report(r);
+    CHECK(md.find("<details><summary>Memory over the measured calls, base and head</summary>") !=
+          std::string::npos);
+    CHECK(md.find("| `m/w/b8/op:t::variant` | memory.rss_growth_bytes | 0 B | 512.00 KiB |") !=
+          std::string::npos);
+    const auto j = nlohmann::json::parse(report::json_report(r));
+    CHECK(j["ab"]["cases"][0]["memory"][1]["head"] == 9984.5);
+    CHECK(j["ab"]["cases"][0]["memory"][1]["moved"] == true);
+    r.ab->cases[0].memory = report::diff_memory(base, base);
+    CHECK(report::console_report(r, 0).find("memory figures") == std::string::npos);
+  }
 }
