@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "harness/store/database_rows.h"
@@ -63,25 +63,26 @@ int check_version(sql::Connection& db) {
 using Layout = std::map<std::string, std::vector<std::string>>;
 
 Layout layout_of(sql::Connection& db) {
-  sql::Statement st(db,
-                    "SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p "
-                    "WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid");
+  sql::Statement st(db, schema::layout_query);
   Layout out;
   while (st.step()) out[st.text(0)].push_back(st.text(1));
   return out;
 }
 
-// What schema version v looks like: the migration chain up to v, run on an empty database.
-const Layout& expected_layout(int v) {
-  static std::mutex mutex;  // threads open databases concurrently
-  static std::map<int, Layout> cache;
-  std::lock_guard lock(mutex);
-  auto it = cache.find(v);
-  if (it != cache.end()) return it->second;
-  sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  for (const auto& m : schema::migrations())
-    if (m.version <= v) mem.exec(m.sql);
-  return cache.emplace(v, layout_of(mem)).first->second;
+// What schema version v looks like (schema::layouts(): the migration chain up to v, run on an
+// empty database at build time).
+Layout expected_layout(int v) {
+  Layout out;
+  for (const auto& t : schema::layouts()) {
+    if (t.version != v) continue;
+    std::vector<std::string>& columns = out[t.table];
+    for (std::string_view rest = t.columns; !rest.empty();) {
+      const std::size_t comma = std::min(rest.find(','), rest.size());
+      columns.emplace_back(rest.substr(0, comma));
+      rest.remove_prefix(std::min(comma + 1, rest.size()));
+    }
+  }
+  return out;
 }
 
 // Everything a command may rely on before it changes the file or reads a row: the version
@@ -117,8 +118,8 @@ int validate(sql::Connection& db) {
   // An older version is migrated: what the later migrations add must not be there already, or
   // the migration would fail half-way through a file it has started to change.
   if (v < schema::current_version) {
-    const Layout& next = expected_layout(schema::current_version);
-    const Layout& now = expected_layout(v);
+    const Layout next = expected_layout(schema::current_version);
+    const Layout now = expected_layout(v);
     for (const auto& [table, columns] : have) {
       const auto was = now.find(table);
       const auto will = next.find(table);

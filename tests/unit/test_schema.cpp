@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sqlite3.h>
 
 #include <filesystem>
@@ -47,6 +48,25 @@ TEST_SUITE("store::schema") {
     int expected = 1;
     for (const auto& m : store::schema::migrations()) CHECK(m.version == expected++);
     CHECK(expected - 1 == store::schema::current_version);
+  }
+
+  TEST_CASE("the layouts recorded at build time are what the chain makes, at every version") {
+    std::string chain, recorded;
+    store::sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    for (const auto& m : store::schema::migrations()) {
+      mem.exec(m.sql);
+      store::sql::Statement st(mem, store::schema::layout_query);
+      std::string table;
+      while (st.step()) {
+        chain += st.text(0) == table ? "," : fmt::format("\nv{} {}: ", m.version, st.text(0));
+        table = st.text(0);
+        chain += st.text(1);
+      }
+    }
+    for (const auto& t : store::schema::layouts())
+      recorded += fmt::format("\nv{} {}: {}", t.version, t.table, t.columns);
+    CHECK(recorded == chain);
+    CHECK(chain.find("\nv9 samples: ") != std::string::npos);
   }
 
   TEST_CASE("a new database is at the current version") {
