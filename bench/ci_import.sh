@@ -8,8 +8,9 @@
 #
 # Each size N gets a bare repository whose attnprof-history branch holds N runs of one real
 # smoke-suite run (bench/synth_history.py --git-stream, spread over ENVS environments, default
-# 4, cost rows dropped as a long history's prune would), kept under $TMPDIR/attnprof-ci-import
-# and reused. Prints seconds and the imported database's size. Not a test: run on purpose.
+# 4, cost rows dropped as a long history's prune would, 20 samples a case as a quiet machine
+# takes), kept under $TMPDIR/attnprof-ci-import and reused. Prints seconds and the imported
+# database's size. Not a test: run on purpose.
 set -euo pipefail
 attnprof="$(realpath "${1:?usage: ci_import.sh ATTNPROF [SIZES] [ENVS]}")"
 sizes="${2:-10000,100000}"
@@ -43,7 +44,7 @@ for n in "${ns[@]}"; do
   if [ ! -d "$remote" ]; then
     git init --quiet --bare "$remote.part"
     python3 "$here/synth_history.py" "$template" --runs "$n" --envs "$envs" --no-cost \
-        --git-stream | git -C "$remote.part" fast-import --quiet
+        --quiet 20 --git-stream | git -C "$remote.part" fast-import --quiet
     mv "$remote.part" "$remote"
   fi
   job="$(mktemp -d "$work/job.XXXXXX")"

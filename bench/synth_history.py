@@ -18,6 +18,10 @@ factors within 2% of 1. Options:
   --annotations A     also A annotations
   --start-ns T        the first run's start (default 2026-01-01)
   --no-cost           drop the cases' cost rows (a sixth of the size: large histories)
+  --quiet K           as if measured on a quiet machine: each case keeps its first K samples
+                      (a quiet machine converges in few; a template measured on a busy one may
+                      hold max_samples) and measure.descheduled 0 (else every synthetic run is
+                      unstable, and `compare --baseline history` leaves those out)
 
 --out writes one export holding everything; --tree writes the history branch's files, one per
 run, under DIR, and --git-stream the same as a `git fast-import` stream (one commit on
@@ -53,7 +57,7 @@ def fingerprint(env):
     return f"{h:016x}"
 
 
-def scaled_cases(cases, factor, no_cost):
+def scaled_cases(cases, factor, no_cost, quiet):
     def scale(v):  # integers stay integers: the import reads them strictly
         return round(v * factor) if isinstance(v, int) else v * factor
     out = copy.deepcopy(cases)
@@ -64,6 +68,11 @@ def scaled_cases(cases, factor, no_cost):
                 c["summary"][k] = scale(v)
         if no_cost:
             c["cost"] = []
+        if quiet:
+            c["samples"] = {k: v[:quiet] for k, v in c["samples"].items()}
+            c["summary"]["n"] = min(c["summary"].get("n", quiet), quiet)
+            if "measure.descheduled" in c.get("metrics", {}):
+                c["metrics"]["measure.descheduled"] = 0.0
     return out
 
 
@@ -75,7 +84,8 @@ class Runs:
         self.template, self.args = template, args
         rng = random.Random(args.seed ^ 0x5eed)
         cases = template["run"]["cases"]
-        self.cases = [json.dumps(scaled_cases(cases, 1 + rng.uniform(-0.02, 0.02), args.no_cost))
+        self.cases = [json.dumps(scaled_cases(cases, 1 + rng.uniform(-0.02, 0.02), args.no_cost,
+                                                args.quiet))
                       for _ in range(8)]
 
     def make(self, i, rng, env_k, branch, pair=None, side=""):
@@ -179,6 +189,7 @@ def main():
     ap.add_argument("--annotations", type=int, default=0)
     ap.add_argument("--start-ns", type=int, default=1767225600 * 10**9)
     ap.add_argument("--no-cost", action="store_true")
+    ap.add_argument("--quiet", type=int, default=0)
     ap.add_argument("--out")
     ap.add_argument("--tree")
     ap.add_argument("--git-stream", action="store_true")
