@@ -5,6 +5,8 @@
 # source, a slice, 8 concurrent writers with nothing lost, a push killed mid-transaction
 # (kill -9) leaving no partial run, a conflicting run named with exit 2, bad URLs.
 #   postgres.sh BUILD_DIR       (BUILD_DIR holds the attnprof executable)
+# ATTNPROF_PG_WRITER_RUNS (default 25): each concurrent writer's own runs; the test prints how
+# many runs the writers stored and read back, and how long their pushes took.
 set -euo pipefail
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:?usage: postgres.sh BUILD_DIR}" && pwd)"
@@ -82,24 +84,28 @@ got="$("$attnprof" history --db slice.db --format json 2>/dev/null | python3 -c 
   'import json,sys; rows=json.load(sys.stdin); print(len({r["run"] for r in rows}), sorted({r["env"] for r in rows}), sorted({r["branch"] for r in rows}))')"
 [ "$got" = "5 ['$fp'] ['main']" ] || fail "slice holds $got"
 
-echo "== 8 concurrent writers: distinct runs, and one run set they all push"
+per="${ATTNPROF_PG_WRITER_RUNS:-25}"
+total=$((8 * per + 10))
+echo "== 8 concurrent writers: $per distinct runs each, and 10 runs they all push"
 synth --runs 10 --seed 99 --id-prefix 5a4ed --out shared.jsonl
 for w in 1 2 3 4 5 6 7 8; do
-  synth --runs 25 --seed "$((100 + w))" --out "w$w.jsonl"
+  synth --runs "$per" --seed "$((100 + w))" --out "w$w.jsonl"
   "$attnprof" import --db "w$w.db" "w$w.jsonl" shared.jsonl >/dev/null
 done
 before="$(sql 'SELECT count(*) FROM attnprof_runs')"
+t0="$(date +%s.%N)"
 pids=()
 for w in 1 2 3 4 5 6 7 8; do
   "$attnprof" push --db "w$w.db" --to "$url" >"push-w$w.log" 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || fail "a concurrent push exited $?"; done
+t1="$(date +%s.%N)"
 after="$(sql 'SELECT count(*) FROM attnprof_runs')"
-[ "$((after - before))" = 210 ] || fail "8 writers added $((after - before)) runs, not 210"
+[ "$((after - before))" = "$total" ] || fail "8 writers added $((after - before)) runs, not $total"
 pushed="$(cat push-w*.log | sed -n 's/.*: \([0-9]*\) runs pushed, \([0-9]*\) already there.*/\1 \2/p' \
   | awk '{p += $1; a += $2} END {print p, a}')"
-[ "$pushed" = "210 70" ] || fail "the writers report $pushed (pushed, already there), not 210 70"
+[ "$pushed" = "$total 70" ] || fail "the writers report $pushed (pushed, already there), not $total 70"
 "$attnprof" import --db union.db w*.jsonl shared.jsonl >/dev/null
 "$attnprof" pull --from "$url" --db fleet.db --branch main >/dev/null
 "$attnprof" export --db union.db -o union.all 2>/dev/null
@@ -110,8 +116,11 @@ def runs(path):
     return {json.loads(l)["run"]["id"]: l for l in open(path) if l.startswith('{"run"')}
 union, fleet = runs(sys.argv[1]), runs(sys.argv[2])
 missing = [i for i in union if fleet.get(i) != union[i]]
+print(f"{len(union) - len(missing)} of the {len(union)} runs read back equal", end="")
 sys.exit(1 if missing else 0)
 PY
+echo "; the writers stored $((after - before)) (reported: ${pushed% *} pushed, ${pushed#* } already there) in" \
+  "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s, load $(cut -d' ' -f1 /proc/loadavg)"
 
 echo "== a push killed mid-transaction (kill -9) leaves no partial run"
 synth --runs 3 --seed 7 --id-prefix dead0 --out killed.jsonl
