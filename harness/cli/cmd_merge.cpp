@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <vector>
 
 #include "harness/cli/commands.h"
 #include "harness/store/database.h"
@@ -26,13 +27,21 @@ Action setup_merge(CLI::App& sub) {
     for (const auto& in : o->inputs)
       if (access(in.c_str(), R_OK) != 0) missing.push_back({in, 0, 0, "cannot read this database"});
     if (!missing.empty()) throw util::InputError(missing);
-    auto out = store::Database::open(o->output);
+    // Every page of every input read before the output is opened: a damaged input leaves the
+    // output as it was (not migrated, not switched to WAL, not created).
+    std::vector<store::Database> inputs;
     for (const auto& in : o->inputs) {
-      auto s = out.merge_from(in);
-      fmt::print("{}: {} runs added, {} already present, {} verdicts, {} annotations, {} A/B pairs' "
-                 "rounds\n",
-                 in, s.runs_added, s.runs_present, s.verdicts_added, s.annotations_added,
-                 s.ab_pairs);
+      inputs.push_back(store::Database::open(in, store::Database::Mode::read_only));
+      inputs.back().check();
+    }
+    auto out = store::Database::open(o->output);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      auto s = out.merge_from(inputs[i]);
+      fmt::print(
+          "{}: {} runs added, {} already present, {} verdicts, {} annotations, {} A/B pairs' "
+          "rounds\n",
+          o->inputs[i], s.runs_added, s.runs_present, s.verdicts_added, s.annotations_added,
+          s.ab_pairs);
     }
     return 0;
   };

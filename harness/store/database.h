@@ -158,7 +158,10 @@ class Database {
   std::vector<StoredVerdict> verdicts(const std::string& run_id);
 
   std::vector<RunInfo> prune(const PrunePolicy& policy);  // the runs pruned (or to prune)
-  MergeStats merge_from(const std::string& other_path);   // runs, annotations, verdicts, A/B rounds
+  // Folds another history in: runs, annotations, verdicts, A/B rounds. By path: opened and every
+  // page read (check()) before anything is written here. An open Database: the caller checked it.
+  MergeStats merge_from(const std::string& other_path);
+  MergeStats merge_from(Database& other);
   void vacuum();
 
   // For the query modules of this stage (history.cpp, portable.cpp).

@@ -42,10 +42,15 @@ std::vector<RunInfo> Database::prune(const PrunePolicy& p) {
 }
 
 MergeStats Database::merge_from(const std::string& other_path) {
-  require_writable("merge into it");
-  MergeStats stats;
   Database other = open(other_path, Mode::read_only);
   other.check();  // every page of what comes in, before any of it is written here
+  return merge_from(other);
+}
+
+MergeStats Database::merge_from(Database& other) {
+  // Only now, the input found sound: a merge refused for its input leaves the journal mode.
+  require_writable("merge into it");
+  MergeStats stats;
   const auto runs = other.list_runs();
   for (const auto& info : runs) {
     if (has_run(info.id)) {

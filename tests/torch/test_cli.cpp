@@ -399,6 +399,23 @@ TEST_SUITE("cli") {
     CHECK(bad.rc == 2);
     CHECK(d.read("h.db") == before);
     CHECK_FALSE(fs::exists(d.path / "h.db-wal"));
+    // ... and through a merge refused for a damaged input (its last page overwritten), which
+    // creates no new output either.
+    REQUIRE(shell_in(d.path,
+                     "cp h.db bad.db && python3 -c \"import os; f = open('bad.db', "
+                     "'r+b'); f.seek(os.path.getsize('bad.db') - 4096); "
+                     "f.write(b'Z' * 4096)\"")
+                .rc == 0);
+    for (const char* out : {"h.db", "new.db"}) {
+      CAPTURE(out);
+      Result m = attnprof(d.path, std::string("merge bad.db -o ") + out);
+      CHECK(m.rc == 3);
+      CHECK_MESSAGE(m.out.starts_with("attnprof: bad.db: not a valid attnprof database or corrupt"),
+                    m.out);
+    }
+    CHECK(d.read("h.db") == before);
+    CHECK_FALSE(fs::exists(d.path / "h.db-wal"));
+    CHECK_FALSE(fs::exists(d.path / "new.db"));
 
     // One damaged environment row: export writes what it can and says what it left out; every
     // writer refuses the file, naming it.

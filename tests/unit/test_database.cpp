@@ -593,6 +593,18 @@ TEST_SUITE("store::Database") {
                                        "database main *** "),
                   err);
     CHECK(db.list_runs().size() == 1);
+
+    // A rollback-journal output stays one: refused for its input, the merge switched nothing.
+    const std::string kept = dir.file("kept.db");
+    {
+      auto k = Database::open(kept);
+      k.write_run(make_run("kept", 100));
+      k.connection().exec("PRAGMA journal_mode = DELETE");
+    }
+    const std::string before = read_bytes(kept);
+    CHECK(error_of([&] { Database::open(kept).merge_from(in); }) == err);
+    CHECK(read_bytes(kept) == before);
+    CHECK_FALSE(std::filesystem::exists(kept + "-wal"));
   }
 
   TEST_CASE("a command that fails before writing leaves the journal mode as it was") {
