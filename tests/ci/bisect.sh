@@ -91,7 +91,13 @@ for c in "$c3" "$c4"; do
   done
 done
 "$attnprof" changes --db "$tmp/history.db" >"$tmp/changes"
-expect "$tmp/changes" "${c3:0:12}..${c4:0:12}"
+grep -qF -- "${c3:0:12}..${c4:0:12}" "$tmp/changes" || {
+  # What the series was, so that a failure here can be told apart: a split environment, a noisy run.
+  cat "$tmp/runs.log" >&2
+  "$attnprof" history --db "$tmp/history.db" --format csv >&2
+  "$attnprof" history --db "$tmp/history.db" --format csv --metric 'summary.*' | grep -F descheduled >&2 || true
+  expect "$tmp/changes" "${c3:0:12}..${c4:0:12}"
+}
 rc=0
 "$attnprof" bisect --from-change "$key" --build-command 'bash build.sh' --plugins build/libbusy.so \
   --db "$tmp/history.db" --work "$tmp/work" attnprof.yaml >"$tmp/log4" 2>&1 || rc=$?
