@@ -18,7 +18,8 @@ void add_ab_session_options(CLI::App& sub, AbArgs& a) {
                  "NAME=VALUE in both workers' environment, set before they start. "
                  "OMP_WAIT_POLICY is PASSIVE unless set here or in attnprof's environment");
   add_db_option(sub, a.db);
-  sub.add_option("--case", a.case_globs, "Only cases whose key matches this glob");
+  sub.add_option("--case", a.case_globs, "Only cases whose key matches this glob")
+      ->check(glob_check());
   sub.add_option("--shard", a.shard, "Only CI shard i of n (e.g. 2/4)");
   sub.add_option("--tolerance", a.tolerance,
                  "Tolerance for every case, e.g. 5% (default: each case's own, else 5%)");

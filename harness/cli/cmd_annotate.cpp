@@ -90,7 +90,8 @@ Action setup_annotate(CLI::App& sub) {
   auto a = std::make_shared<AnnotateArgs>();
   add_db_option(sub, a->db);
   sub.add_option("kind", a->kind, "accept, reset, ignore, or list")->required();
-  sub.add_option("--case", a->case_glob, "Cases it covers: a glob on the case key");
+  sub.add_option("--case", a->case_glob, "Cases it covers: a glob on the case key")
+      ->check(glob_check());
   sub.add_option("--reason", a->reason, "Why (required; shown in every verdict it changes)");
   sub.add_option("--author", a->author, "Who decided (default: $GITHUB_ACTOR, else $USER)");
   sub.add_option("--run", a->run,

@@ -21,7 +21,8 @@ Action setup_changes(CLI::App& sub) {
   // A 0.2% shift is statistically real often enough on long series and never worth a look.
   o->settings.min_magnitude = 0.01;
   add_db_option(sub, o->db);
-  sub.add_option("--case", o->filter.case_glob, "Case key glob (default: every case)");
+  sub.add_option("--case", o->filter.case_glob, "Case key glob (default: every case)")
+      ->check(glob_check());
   add_history_filters(sub, o->filter);
   sub.add_option("--min-change", o->settings.min_magnitude,
                  "Smallest relative change reported (default 0.01 = 1%)");

@@ -23,7 +23,8 @@ void add_history_filters(CLI::App& sub, HistoryFilterText& f) {
   sub.add_option("--kernel", f.kernel, "Only this kernel (e.g. sdpa.flash)");
   sub.add_option("--metric", f.metric,
                  "Metric name or glob (default summary.median_ns; also summary.* fields and the "
-                 "run's named metrics, e.g. throughput.tflops)");
+                 "run's named metrics, e.g. throughput.tflops)")
+      ->check(glob_check());
   sub.add_option("--commits", f.commits, "Commit range A..B (prefixes; either end may be empty)");
   add_run_filters(sub, f);
   sub.add_option("--last", f.last, "Only the newest N runs of each case");
@@ -79,7 +80,8 @@ Action setup_history(CLI::App& sub) {
   };
   auto o = std::make_shared<Opts>();
   add_db_option(sub, o->db);
-  sub.add_option("--case", o->filter.case_glob, "Case key glob (default: every case)");
+  sub.add_option("--case", o->filter.case_glob, "Case key glob (default: every case)")
+      ->check(glob_check());
   add_history_filters(sub, o->filter);
   sub.add_option("--format", o->format, "table, csv or json");
   add_wide_option(sub, o->wide);

@@ -26,7 +26,8 @@ Action setup_report(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--case", o->case_key,
                  "Report the history of this case, or of every case this glob matches (at most "
-                 "50), instead of a run: medians over runs, change points and annotations");
+                 "50), instead of a run: medians over runs, change points and annotations")
+      ->check(glob_check());
   sub.add_option("--branch", o->branch, "With --case: only runs of this branch");
   sub.add_option("--env", o->env,
                  "With --case: environment fingerprint (prefix; default: the newest run's)");

@@ -108,7 +108,8 @@ Action setup_run(CLI::App& sub) {
   auto a = std::make_shared<RunArgs>();
   sub.add_option("scenarios", a->files, "Scenario files (default: the embedded smoke suite)");
   add_db_option(sub, a->db);
-  sub.add_option("--case", a->case_globs, "Only cases whose key matches this glob");
+  sub.add_option("--case", a->case_globs, "Only cases whose key matches this glob")
+      ->check(glob_check());
   sub.add_option("--plugin", a->plugins,
                  "Load a shared library of TORCH_LIBRARY ops (kernels named op:ns::name)");
   sub.add_option("--shard", a->shard, "Run shard i of n (e.g. 2/4): a stable, cost-balanced split");

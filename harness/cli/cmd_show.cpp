@@ -24,7 +24,8 @@ Action setup_show(CLI::App& sub) {
   auto o = std::make_shared<Opts>();
   add_db_option(sub, o->db);
   sub.add_option("run", o->run, "latest (default), a run id or a unique prefix of one");
-  sub.add_option("--case", o->case_glob, "Print the cost matrix of the cases matching this glob");
+  sub.add_option("--case", o->case_glob, "Print the cost matrix of the cases matching this glob")
+      ->check(glob_check());
   sub.add_option("--sort", o->sort,
                  "Cost-matrix column to sort by: cpu_self, cpu_total, device_self, device_total, "
                  "calls, bytes, share, launches, name, or torch's names (default: device self "

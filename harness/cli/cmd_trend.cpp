@@ -75,7 +75,7 @@ Action setup_trend(CLI::App& sub) {
   };
   auto o = std::make_shared<Opts>();
   add_db_option(sub, o->db);
-  sub.add_option("case", o->filter.case_glob, "Case key or glob (required)");
+  sub.add_option("case", o->filter.case_glob, "Case key or glob (required)")->check(glob_check());
   add_history_filters(sub, o->filter);
   sub.get_option("--last")->description(
       fmt::format("Only the newest N runs of each case (default {})", kDefaultLast));

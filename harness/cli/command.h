@@ -31,6 +31,10 @@ struct Command {
 // Order: --db flag, then $ATTNPROF_DB, then ./attnprof.db.
 void add_db_option(CLI::App& sub, std::string& path);
 
+// The check every option taking a case-key or metric glob carries (util::glob_problem): a bad
+// glob is a usage error (exit 2) naming the option and the character, before anything is opened.
+CLI::Validator glob_check();
+
 // costmatrix::render_table within `width` columns (0: all), with a bad --sort key reported as
 // bad input (exit 2).
 std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std::string& sort,

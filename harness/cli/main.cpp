@@ -15,6 +15,7 @@
 #include "harness/costmatrix/table.h"
 #include "harness/report/format.h"
 #include "harness/util/error.h"
+#include "harness/util/glob.h"
 #include "harness/worker/protocol.h"
 
 namespace attnprof::cli {
@@ -31,6 +32,15 @@ void add_db_option(CLI::App& sub, std::string& path) {
                    "`attnprof pull --from URL --db FILE` and send runs with `attnprof push`";
           },
           "");
+}
+
+CLI::Validator glob_check() {
+  return CLI::Validator(
+      [](std::string& glob) -> std::string {
+        const auto problem = util::glob_problem(glob);
+        return problem ? util::describe(glob, *problem) : std::string();
+      },
+      "");
 }
 
 std::string sort_or_bad_input(const std::vector<core::CostRow>& rows, const std::string& sort,

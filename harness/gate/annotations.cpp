@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "harness/util/error.h"
+#include "harness/util/glob.h"
 
 namespace attnprof::gate {
 
@@ -98,6 +99,12 @@ std::vector<store::Annotation> parse_accept_trailers(const std::string& message,
       errors.push_back({"commit message", n, 1,
                         "Perf-Accept needs a case glob and a reason: \"Perf-Accept: <glob> "
                         "<reason>\""});
+      continue;
+    }
+    if (const auto bad = util::glob_problem(a.case_glob)) {
+      const std::size_t at = line.find(a.case_glob, key.size());
+      errors.push_back({"commit message", n, static_cast<int>(at + bad->at),
+                        "Perf-Accept: " + util::describe(a.case_glob, *bad)});
       continue;
     }
     a.run_id = run_id;

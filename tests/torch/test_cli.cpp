@@ -449,6 +449,38 @@ TEST_SUITE("cli") {
     CHECK(c.out == "attnprof: " + damaged + "\n");
   }
 
+  TEST_CASE("an unclosed \"[\" in a glob: exit 2 naming the option and character, nothing kept") {
+    TempDir d;
+    d.write("tiny.yaml", kTinySuite);
+    REQUIRE(attnprof(d.path, "run tiny.yaml --db h.db").rc == 0);
+    const std::string before = d.read("h.db");
+    auto refusal = [](const std::string& option, const std::string& glob, int at) {
+      return option + ": \"" + glob + "\" is not a glob: the \"[\" at character " +
+             std::to_string(at) +
+             " opens a set of characters that no \"]\" closes (to match \"[\" itself, write "
+             "\"[[]\")\nRun with --help for more information.\n";
+    };
+    for (const char* args :
+         {"annotate ignore --case '[' --reason r --author a", "history --case '['", "trend '['",
+          "show latest --case '['", "changes --case '['", "report --case '[' --html r.html",
+          "run tiny.yaml --case '*' --case '['", "ab tiny.yaml --case '['"}) {
+      CAPTURE(args);
+      Result r = attnprof(d.path, std::string(args) + " --db h.db");
+      CHECK(r.rc == 2);
+      CHECK(r.out == refusal(std::string(args).starts_with("trend") ? "case" : "--case", "[", 1));
+    }
+    Result metric = attnprof(d.path, "history --metric 'summary.[' --db h.db");
+    CHECK(metric.rc == 2);
+    CHECK(metric.out == refusal("--metric", "summary.[", 9));
+    CHECK(d.read("h.db") == before);
+    CHECK(attnprof(d.path, "annotate list --db h.db").out == "");
+    // A closed set is a glob, "[[]" the character itself.
+    Result ok =
+        attnprof(d.path, "annotate ignore --case 'tiny/[p]*' --reason r --author a --db h.db");
+    CHECK(ok.rc == 0);
+    CHECK(ok.out == "annotation #1: ignore \"tiny/[p]*\" by a: r\n");
+  }
+
   TEST_CASE("import: a damaged export names line and field, and leaves no new database") {
     TempDir d;
     d.write("v.jsonl", "{\"format\":\"attnprof-history\",\"version\":1.5}\n");

@@ -131,6 +131,18 @@ TEST_SUITE("gate::annotations") {
             "<glob> <reason>\"");
     }
   }
+  TEST_CASE("a Perf-Accept trailer with an unclosed \"[\" names its line and character") {
+    try {
+      gate::parse_accept_trailers("Subject\n\nPerf-Accept:  bert/[ab reason\n", "r", "a");
+      FAIL("expected an InputError");
+    } catch (const util::InputError& e) {
+      REQUIRE(e.diagnostics().size() == 1);
+      CHECK(e.diagnostics()[0].to_string() ==
+            "commit message:3:20: Perf-Accept: \"bert/[ab\" is not a glob: the \"[\" at character "
+            "6 opens a set of characters that no \"]\" closes (to match \"[\" itself, write "
+            "\"[[]\")");
+    }
+  }
   TEST_CASE("globs cross slashes, as SQLite GLOB does") {
     CHECK(gate::glob_match("llama*", "llama/decode/b1/sdpa.flash"));
     CHECK(gate::glob_match("*/sdpa.?lash", "llama/decode/b1/sdpa.flash"));
