@@ -138,10 +138,12 @@ int validate(sql::Connection& db) {
   return v;
 }
 
+// Every migration the file lacks, in one transaction: a failure or a kill half-way leaves it at
+// the version it was, never at one between that no attnprof wrote.
 void migrate(sql::Connection& db) {
+  if (user_version(db) >= schema::current_version) return;
+  sql::Transaction tx(db);
   for (const auto& m : schema::migrations()) {
-    if (user_version(db) >= m.version) continue;
-    sql::Transaction tx(db);
     // Another process may have migrated while we waited for the write lock.
     if (user_version(db) >= m.version) continue;
     try {
@@ -151,8 +153,8 @@ void migrate(sql::Connection& db) {
                                                e.what(), m.version, m.what));
     }
     db.exec(fmt::format("PRAGMA user_version = {}", m.version));
-    tx.commit();
   }
+  tx.commit();
 }
 
 void set_busy_timeout(sql::Connection& db, std::chrono::milliseconds t) {
@@ -179,15 +181,16 @@ void check_environments(sql::Connection& db) {
   while (st.step()) environment_fields(db, st.text(0), st.text(1));
 }
 
-// Version check, pragmas, migrations (after checking every page of the file they change);
-// returns the version the file was at. The switch to WAL waits for the first write
+// Version check, pragmas, migrations (after checking every page of the file they change, and
+// its environments: a writer refuses a damaged one before it changes anything); returns the
+// version the file was at. The switch to WAL waits for the first write
 // (Database::require_writable).
 int setup_read_write(sql::Connection& db) {
   const int v = validate(db);
   db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
   if (v > 0 && v < schema::current_version) check_pages(db, Database::Check::quick);
+  if (v > 0) check_environments(db);
   migrate(db);
-  check_environments(db);
   return v;
 }
 
@@ -380,7 +383,12 @@ Database Database::open_read_only(const std::string& path, Options options) {
     db.exec("PRAGMA foreign_keys = ON");
     return Database(std::move(db), Mode::read_only, v, {}, options);
   }
-  // Queries on an older (or an empty) file: migrate a private copy in memory, never the file.
+  // Queries on an older (or an empty) file: migrate a private copy in memory, never the file
+  // (a read must not take the write lock, nor lock out the older attnprof of another job that
+  // shares the file; `attnprof migrate` is that decision). It costs the file's size, every read.
+  const auto start = std::chrono::steady_clock::now();
+  sqlite3_int64 before = 0, now = 0, peak = 0;
+  sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &before, &peak, 1);  // the peak from here on
   if (v > 0) check_pages(db, Check::quick);
   sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path);
   sqlite3_backup* b = sqlite3_backup_init(mem.get(), "main", db.get(), "main");
@@ -390,7 +398,19 @@ Database Database::open_read_only(const std::string& path, Options options) {
   if (rc != SQLITE_DONE) db.fail(rc, "sqlite3_backup_step");
   mem.exec("PRAGMA foreign_keys = ON");
   migrate(mem);
-  return Database(std::move(mem), Mode::read_only, v, {}, options);
+  Database out(std::move(mem), Mode::read_only, v, {}, options);
+  if (v > 0) {
+    sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &now, &peak, 0);
+    out.m_upgraded_copy = UpgradedCopy{v, peak - before, std::chrono::steady_clock::now() - start};
+  }
+  return out;
+}
+
+int Database::migrate_in_place(const std::string& path) {
+  if (inspect(path) != Found::file)
+    throw util::EnvironmentError(fmt::format(
+        "{}: no history to migrate (no such file, or an empty one); pass the --db of one", path));
+  return open(path, Mode::read_write).opened_at_version();
 }
 
 Database Database::open(const std::string& path, Mode mode, Options options) {

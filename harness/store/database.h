@@ -91,10 +91,29 @@ class Database {
   // read_write migrates an older schema in place and refuses a history with a damaged
   // environment row (new runs would be written against it); the switch to WAL waits for the
   // first write, so a command that fails before writing leaves the journal mode as it was.
-  // read_only never writes the file: an older schema is migrated in a private in-memory copy;
-  // a WAL-mode file in a folder it cannot write (read-only media) is opened immutable.
+  // read_only never writes the file: an older schema is migrated in a private in-memory copy
+  // (upgraded_copy() says what that cost; migrate_in_place() ends it); a WAL-mode file in a
+  // folder it cannot write (read-only media) is opened immutable.
   static Database open(const std::string& path, Mode mode = Mode::read_write);
   static Database open(const std::string& path, Mode mode, Options options);
+
+  // `attnprof migrate`: an existing history brought to this schema version in place, so reads
+  // stop upgrading a copy of it in memory. Every page is checked first (quick_check), then every
+  // migration runs in one transaction: a damaged file, or a failure half-way, leaves the file as
+  // it was, byte for byte. Refused like open's refusals, and a missing or empty path (no history
+  // to migrate), with util::EnvironmentError. Returns the version the file was at (this
+  // version's: nothing was done).
+  static int migrate_in_place(const std::string& path);
+
+  // What reading an older schema through a migrated copy in memory cost this open: the copy
+  // and its migration, every time such a history is read, until it is migrated in place.
+  struct UpgradedCopy {
+    int from_version = 0;
+    std::int64_t peak_bytes = 0;  // SQLite's heap at its highest over the copy and migration,
+                                  // beyond what it held before
+    std::chrono::nanoseconds took{0};
+  };
+  const std::optional<UpgradedCopy>& upgraded_copy() const { return m_upgraded_copy; }
 
   Database(Database&&) noexcept = default;
   Database& operator=(Database&&) noexcept = default;
@@ -196,6 +215,7 @@ class Database {
   Created m_created;
   Options m_options;
   bool m_wal = false;  // switched to WAL (require_writable)
+  std::optional<UpgradedCopy> m_upgraded_copy;
 };
 
 std::string new_run_id();

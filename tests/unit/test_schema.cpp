@@ -432,3 +432,55 @@ TEST_SUITE("store::schema") {
     CHECK(layout(db) == layout(fresh));
   }
 }
+
+TEST_SUITE("store::schema") {
+  TEST_CASE("migrate_in_place: v1 upgraded once; reads before it upgrade a copy, after it none") {
+    TempDir dir;
+    const std::string p = copy_fixture(dir, "v1.db");
+    {
+      auto db = Database::open(p, Database::Mode::read_only);
+      REQUIRE(db.upgraded_copy());
+      CHECK(db.upgraded_copy()->from_version == 1);
+      CHECK(db.upgraded_copy()->peak_bytes > 0);
+    }
+    CHECK(Database::migrate_in_place(p) == 1);
+    auto db = Database::open(p, Database::Mode::read_only);
+    CHECK(db.opened_at_version() == store::schema::current_version);
+    CHECK_FALSE(db.upgraded_copy());
+    CHECK(store::history(db, {}).size() == 2);
+    CHECK(Database::migrate_in_place(p) == store::schema::current_version);
+    auto fresh = Database::open(dir.file("fresh.db"));
+    CHECK_FALSE(fresh.upgraded_copy());  // written, not read through a copy
+  }
+
+  TEST_CASE("migrate_in_place: a missing or empty path is no history, and none is made") {
+    TempDir dir;
+    std::ofstream(dir.file("empty.db")).flush();
+    for (const char* name : {"nosuch.db", "empty.db"}) {
+      const std::string p = dir.file(name);
+      CHECK_THROWS_WITH_AS(Database::migrate_in_place(p),
+                           (p + ": no history to migrate (no such file, or an empty one); pass "
+                                "the --db of one")
+                               .c_str(),
+                           util::EnvironmentError);
+    }
+    CHECK_FALSE(std::filesystem::exists(dir.file("nosuch.db")));
+    CHECK(std::filesystem::file_size(dir.file("empty.db")) == 0);
+  }
+
+  TEST_CASE("a migration failing half-way undoes the ones before it: the version is as it was") {
+    TempDir dir;
+    const std::string p = copy_fixture(dir, "v1.db");
+    {
+      // An index of the user's own under a name v4 creates: v2 and v3 run, v4 fails.
+      store::sql::Connection raw(p, SQLITE_OPEN_READWRITE);
+      raw.exec("CREATE INDEX runs_by_branch_time ON runs(id)");
+    }
+    const std::string before = read_bytes(p);
+    CHECK_THROWS_AS(Database::migrate_in_place(p), util::EnvironmentError);
+    CHECK(read_bytes(p) == before);
+    store::sql::Connection raw(p, SQLITE_OPEN_READONLY);
+    CHECK(raw.scalar_int("PRAGMA user_version") == 1);
+    CHECK(raw.scalar_int("SELECT count(*) FROM sqlite_master WHERE name = 'metrics'") == 0);
+  }
+}
