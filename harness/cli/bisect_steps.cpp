@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/cli/command.h"
+#include "harness/cli/open_history.h"
 #include "harness/report/format.h"
 #include "harness/store/changes.h"
 
@@ -64,7 +65,7 @@ void resolve_range(BisectArgs& o) {
     if (!o.good.empty())
       throw util::InputError(util::Diagnostic{
           "--from-change", 0, 0, "gives the range; --good or --commits gives it too: name one"});
-    store::Database db = store::Database::open(o.ab.db, store::Database::Mode::read_only);
+    store::Database db = open_history(o.ab.db, store::Database::Mode::read_only);
     store::HistoryFilter f;
     f.case_keys = {o.from_change};
     stats::ChangePointSettings settings;

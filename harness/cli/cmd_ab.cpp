@@ -19,6 +19,7 @@
 #include "harness/ab/workers.h"
 #include "harness/cli/ab_options.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/report/progress.h"
 #include "harness/report/verdicts.h"
 #include "harness/store/database.h"
@@ -86,7 +87,7 @@ int run_ab(const AbArgs& a, AbOutcome* outcome) {
   ab::Session session(s.base, s.head, so);
   const worker::Described& bd = session.base().described();  // the base starts first
   const std::vector<core::Case> cases = ab_cases(a, ab::both_sides(bd, session.head().described()));
-  store::Database db = store::Database::open(a.db);
+  store::Database db = open_history(a.db);
   core::Run shared;
   a.meta.fill(shared);
   ab::StoredPair pair = ab::begin_pair(db, shared, a.base_commit, session, cases.front());

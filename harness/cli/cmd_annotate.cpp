@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/store/database.h"
 #include "harness/store/render.h"
 #include "harness/util/error.h"
@@ -42,7 +43,7 @@ int list(store::Database& db) {
 
 int annotate(const AnnotateArgs& o) {
   if (o.kind == "list") {
-    auto db = store::Database::open(o.db, store::Database::Mode::read_only);
+    auto db = open_history(o.db, store::Database::Mode::read_only);
     return list(db);
   }
   std::vector<util::Diagnostic> bad;
@@ -59,7 +60,7 @@ int annotate(const AnnotateArgs& o) {
         {"--author", 0, 0, "no author given, and neither $USER nor the account has a name"});
   if (!bad.empty()) throw util::InputError(bad);
 
-  auto db = store::Database::open(o.db);
+  auto db = open_history(o.db);
   store::Annotation a;
   a.kind = *kind;
   a.case_glob = o.case_glob;

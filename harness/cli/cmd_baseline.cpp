@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/gate/baseline.h"
 #include "harness/stats/quantile.h"
 #include "harness/store/database.h"
@@ -115,7 +116,7 @@ Action setup_baseline(CLI::App& sub) {
                    "Keep cases a busy machine made unstable (left out by default: their figures "
                    "are the machine's, not the code's)");
   return [a] {
-    store::Database db = store::Database::open(a->db, store::Database::Mode::read_only);
+    store::Database db = open_history(a->db, store::Database::Mode::read_only);
     const std::vector<core::Run> runs = pick_runs(db, *a);
     const core::Run& newest = runs.front();
     std::string hw = a->hardware;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/store/changes.h"
 #include "harness/store/render.h"
 
@@ -34,7 +35,7 @@ Action setup_changes(CLI::App& sub) {
   add_wide_option(sub, o->wide);
   return [o] {
     const auto format = parse_format_option(o->format);
-    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    auto db = open_history(o->db, store::Database::Mode::read_only);
     auto changes = store::find_changes(db, to_filter(o->filter), o->settings);
     fmt::print("{}", store::format_changes(changes, format, table_width(o->wide)));
     return 0;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/store/database.h"
 
 namespace attnprof::cli {
@@ -20,7 +21,7 @@ Action setup_check(CLI::App& sub) {
   sub.add_flag("--full", o->full,
                "PRAGMA integrity_check (indexes against their tables too) instead of quick_check");
   return [o] {
-    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    auto db = open_history(o->db, store::Database::Mode::read_only);
     db.check(o->full ? store::Database::Check::full : store::Database::Check::quick);
     fmt::print("{}: ok ({} found no damage; schema version {}, {} runs)\n", o->db,
                o->full ? "integrity_check" : "quick_check", db.opened_at_version(),

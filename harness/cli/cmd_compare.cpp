@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/cli/verdict_output.h"
 #include "harness/gate/judge.h"
 #include "harness/report/verdicts.h"
@@ -60,7 +61,7 @@ void warn_baseline(const gate::RunJudgement& j) {
 
 int compare(const CompareArgs& a) {
   const CompareSetup s = compare_setup(a);
-  store::Database db = store::Database::open(
+  store::Database db = open_history(
       a.db, s.record ? store::Database::Mode::read_write : store::Database::Mode::read_only);
   if (!a.pair.empty())  // a stored A/B judged again
     return judge_pair(db, a.pair,

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/store/history.h"
 #include "harness/store/portable.h"
 #include "harness/util/error.h"
@@ -25,7 +26,7 @@ Action setup_export(CLI::App& sub) {
   return [o] {
     auto f = to_filter(o->filter);
     store::RunFilter rf{f.branch, f.env_fingerprint, f.since_ns, f.until_ns, false};
-    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    auto db = open_history(o->db, store::Database::Mode::read_only);
     store::PortableStats s;
     if (o->output == "-") {
       s = store::export_jsonl(db, std::cout, rf);

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/core/clock.h"
 #include "harness/store/history.h"
 #include "harness/store/render.h"
@@ -87,7 +88,7 @@ Action setup_history(CLI::App& sub) {
   add_wide_option(sub, o->wide);
   return [o] {
     const auto format = parse_format_option(o->format);
-    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    auto db = open_history(o->db, store::Database::Mode::read_only);
     fmt::print("{}", store::format_history(store::history(db, to_filter(o->filter)), format,
                                            table_width(o->wide)));
     return 0;

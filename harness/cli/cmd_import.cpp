@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/store/portable.h"
 #include "harness/util/error.h"
 
@@ -21,7 +22,7 @@ Action setup_import(CLI::App& sub) {
   add_db_option(sub, o->db);
   sub.add_option("inputs", o->inputs, "Export files (- for stdin)")->required();
   return [o] {
-    auto db = store::Database::open(o->db);
+    auto db = open_history(o->db);
     for (const auto& in : o->inputs) {
       store::PortableStats s;
       if (in == "-") {

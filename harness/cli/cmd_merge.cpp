@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/store/database.h"
 #include "harness/util/error.h"
 
@@ -31,10 +32,10 @@ Action setup_merge(CLI::App& sub) {
     // output as it was (not migrated, not switched to WAL, not created).
     std::vector<store::Database> inputs;
     for (const auto& in : o->inputs) {
-      inputs.push_back(store::Database::open(in, store::Database::Mode::read_only));
+      inputs.push_back(open_history(in, store::Database::Mode::read_only));
       inputs.back().check();
     }
-    auto out = store::Database::open(o->output);
+    auto out = open_history(o->output);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       auto s = out.merge_from(inputs[i]);
       fmt::print(

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/core/clock.h"
 #include "harness/store/database.h"
 #include "harness/store/render.h"
@@ -33,7 +34,7 @@ Action setup_prune(CLI::App& sub) {
       p.older_than_ns = now - static_cast<std::int64_t>(*o->older_than_days * 86400e9);
     }
     p.dry_run = o->dry_run;
-    auto db = store::Database::open(
+    auto db = open_history(
         o->db, o->dry_run ? store::Database::Mode::read_only : store::Database::Mode::read_write);
     auto runs = db.prune(p);
     for (const auto& r : runs)

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/store/server.h"
 #include "harness/util/error.h"
 
@@ -27,7 +28,7 @@ Action setup_pull(CLI::App& sub) {
           util::Diagnostic{"--last", 0, 0, fmt::format("{} is not a count of runs", *o->last)});
     store::Slice slice{to_run_filter(o->filter), o->last};
     auto server = connect_server(o->url, "--from");
-    auto db = store::Database::open(o->db);
+    auto db = open_history(o->db);
     const store::PullStats s = store::pull(server, db, slice);
     fmt::print("{}: {} runs pulled, {} already here, {} annotations, {} A/B pairs' rounds\n",
                server.name(), s.runs, s.runs_present, s.annotations, s.ab_pairs);

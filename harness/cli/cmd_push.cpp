@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/store/history.h"
 #include "harness/store/server.h"
 #include "harness/util/error.h"
@@ -52,7 +53,7 @@ Action setup_push(CLI::App& sub) {
     options.filter = to_run_filter(o->filter);
     options.run_ids = o->runs;
     auto server = connect_server(o->url, "--to");
-    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    auto db = open_history(o->db, store::Database::Mode::read_only);
     const store::PushStats s = store::push(db, server, options);
     fmt::print(
         "{}: {} runs pushed, {} already there, {} conflicting, {} annotations, {} A/B "

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/report/html.h"
 #include "harness/report/publish.h"
 #include "harness/store/database.h"
@@ -35,7 +36,7 @@ Action setup_report(CLI::App& sub) {
     if (!std::filesystem::exists(o->db))
       throw util::InputError(util::Diagnostic{
           "--db", 0, 0, fmt::format("no database at {}; run `attnprof run` first", o->db)});
-    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    auto db = open_history(o->db, store::Database::Mode::read_only);
     std::string what;
     if (!o->case_key.empty()) {
       const std::vector<store::CaseHistory> cases =

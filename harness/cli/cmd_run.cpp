@@ -11,6 +11,7 @@
 
 #include "harness/cli/bounds.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/report/results.h"
 #include "harness/session/run_session.h"
@@ -70,7 +71,7 @@ int run(const RunArgs& a) {
     throw util::InputError(std::move(missing));
 
   // Open the history before spending minutes on measurements: a bad --db fails fast (exit 3).
-  store::Database db = store::Database::open(a.db);
+  store::Database db = open_history(a.db);
   if (!a.perfetto_dir.empty() && mkdir(a.perfetto_dir.c_str(), 0777) != 0 && errno != EEXIST)
     throw util::EnvironmentError(fmt::format("{}: cannot create the Perfetto folder: {}",
                                              a.perfetto_dir, std::strerror(errno)));

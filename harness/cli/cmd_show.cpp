@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/report/results.h"
 #include "harness/store/database.h"
 #include "harness/store/render.h"
@@ -33,7 +34,7 @@ Action setup_show(CLI::App& sub) {
   sub.add_option("--rows", o->rows, "Cost-matrix rows to show (default: all)");
   add_wide_option(sub, o->wide);
   return [o] {
-    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    auto db = open_history(o->db, store::Database::Mode::read_only);
     auto run = db.load_run(o->run);
     if (!run)
       throw util::InputError(util::Diagnostic{

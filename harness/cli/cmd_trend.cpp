@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/open_history.h"
 #include "harness/report/format.h"
 #include "harness/store/history.h"
 #include "harness/store/render.h"
@@ -29,7 +30,7 @@ std::string when(const store::HistoryRow& r) {
 util::Diagnostic no_case(const std::string& db) {
   std::string keys;
   if (std::filesystem::exists(db)) {
-    auto store = store::Database::open(db, store::Database::Mode::read_only);
+    auto store = open_history(db, store::Database::Mode::read_only);
     if (auto run = store.load_run("latest")) {
       for (std::size_t i = 0; i < run->cases.size() && i < 5; ++i)
         keys += (i ? ", " : "") + run->cases[i].spec.key;
@@ -81,7 +82,7 @@ Action setup_trend(CLI::App& sub) {
       fmt::format("Only the newest N runs of each case (default {})", kDefaultLast));
   return [o] {
     if (o->filter.case_glob.empty()) throw util::InputError(no_case(o->db));
-    auto db = store::Database::open(o->db, store::Database::Mode::read_only);
+    auto db = open_history(o->db, store::Database::Mode::read_only);
     // The newest kDefaultLast runs unless --last says otherwise: a read costs its answer, not
     // the history's length (a sparkline of 100,000 points says no more than one of 100).
     store::HistoryFilter filter = to_filter(o->filter);

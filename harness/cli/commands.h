@@ -34,6 +34,7 @@ Action setup_prune(CLI::App&);
 Action setup_export(CLI::App&);
 Action setup_import(CLI::App&);
 Action setup_check(CLI::App&);
+Action setup_migrate(CLI::App&);
 Action setup_annotate(CLI::App&);
 Action setup_ab(CLI::App&);
 Action setup_bisect(CLI::App&);
@@ -86,6 +87,8 @@ inline std::span<const Command> commands() {
       {"pull", "Take a slice of a fleet's PostgreSQL server into a local history", setup_pull},
       {"check", "Read every page of the history (--full: integrity_check); exit 3 if damaged",
        setup_check},
+      {"migrate", "Upgrade a history at an older schema in place, so reads stop upgrading a copy",
+       setup_migrate},
       {"report", "Write a self-contained HTML report of a run or of a case's history",
        setup_report},
   };

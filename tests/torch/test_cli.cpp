@@ -501,3 +501,92 @@ TEST_SUITE("cli") {
     CHECK_FALSE(fs::exists(d.path / "new.db-wal"));
   }
 }
+
+TEST_SUITE("cli") {
+  // An older history as a user has it: the committed v1 fixture (two runs, one case).
+  const std::string kV1 = std::string(ATTNPROF_TEST_DATA) + "/db/v1.db";
+
+  // attnprof with `args` in `d`, stdout (.out) and stderr (returned) apart: shell_in's 2>&1
+  // applies to the `exit` after it, which keeps attnprof's exit status.
+  std::string run_split(const TempDir& d, const std::string& args, Result& r) {
+    r = shell_in(d.path, "'" ATTNPROF_BINARY_DIR "/attnprof' " + args + " 2>err.txt; exit $?");
+    return d.read("err.txt");
+  }
+
+  TEST_CASE("an older history: each read notes its upgraded copy; migrate upgrades it once") {
+    TempDir d;
+    fs::copy_file(kV1, d.path / "old.db");
+    const std::string before = d.read("old.db");
+    Result answer;
+    const std::string note = run_split(d, "history --db old.db", answer);
+    CHECK(answer.rc == 0);
+    static const std::regex expected(
+        "attnprof: note: old\\.db is at schema version 1 \\(this attnprof's is ([0-9]+)\\): this "
+        "read upgraded a copy in memory \\([0-9.]+ (ns|us|ms|s), [0-9.]+ (B|KiB|MiB|GiB)\\), as "
+        "every read will until `attnprof migrate --db old\\.db` upgrades the file once\n");
+    std::smatch now;
+    CHECK_MESSAGE(std::regex_match(note, now, expected), note);
+    CHECK(answer.out.find("m/prefill/b1/cpu.naive") != std::string::npos);
+    CHECK(d.read("old.db") == before);  // a read never writes the file
+
+    Result m = attnprof(d.path, "migrate --db old.db");
+    CHECK(m.rc == 0);
+    static const std::regex migrated(
+        "old\\.db: migrated from schema version 1 to ([0-9]+) in [0-9.]+ (ns|us|ms|s) \\(every "
+        "page checked first\\)\n");
+    std::smatch to;
+    CHECK_MESSAGE(std::regex_match(m.out, to, migrated), m.out);
+    const std::string version = now.size() > 1 ? now.str(1) : "?";
+    CHECK(to.size() > 1);
+    if (to.size() > 1) CHECK(to.str(1) == version);
+    CHECK(shell_in(d.path, "sqlite3 old.db 'PRAGMA user_version'").out == version + "\n");
+    Result quiet;
+    CHECK(run_split(d, "history --db old.db", quiet) == "");
+    CHECK(quiet.rc == 0);
+    CHECK(quiet.out == answer.out);  // the same answer, without the copy
+    Result again = attnprof(d.path, "migrate --db old.db");
+    CHECK(again.rc == 0);
+    CHECK(again.out == "old.db: already at schema version " + version + "; nothing to migrate\n");
+  }
+
+  TEST_CASE("migrate refuses a missing, a damaged and a half-migratable history, unchanged") {
+    TempDir d;
+    Result none = attnprof(d.path, "migrate --db nosuch.db");
+    CHECK(none.rc == 3);
+    CHECK(none.out ==
+          "attnprof: nosuch.db: no history to migrate (no such file, or an empty one); pass the "
+          "--db of one\n");
+    CHECK_FALSE(fs::exists(d.path / "nosuch.db"));
+
+    // Its last page overwritten: refused before any migration runs.
+    fs::copy_file(kV1, d.path / "bad.db");
+    REQUIRE(shell_in(d.path,
+                     "python3 -c \"import os; f = open('bad.db', 'r+b'); "
+                     "f.seek(os.path.getsize('bad.db') - 4096); f.write(b'Z' * 4096)\"")
+                .rc == 0);
+    const std::string bad = d.read("bad.db");
+    Result damaged = attnprof(d.path, "migrate --db bad.db");
+    CHECK(damaged.rc == 3);
+    CHECK_MESSAGE(damaged.out.starts_with(
+                      "attnprof: bad.db: not a valid attnprof database or corrupt (*** in "
+                      "database main *** "),
+                  damaged.out);
+    CHECK(d.read("bad.db") == bad);
+    CHECK_FALSE(fs::exists(d.path / "bad.db-wal"));
+
+    // A user's own index under the name v4 gives one of its own: migrations 2 and 3 run, 4
+    // fails, and all three are undone together.
+    fs::copy_file(kV1, d.path / "mid.db");
+    REQUIRE(shell_in(d.path, "sqlite3 mid.db 'CREATE INDEX runs_by_branch_time ON runs(id)'").rc ==
+            0);
+    const std::string mid = d.read("mid.db");
+    Result half = attnprof(d.path, "migrate --db mid.db");
+    CHECK(half.rc == 3);
+    CHECK(half.out ==
+          "attnprof: mid.db: \"CREATE INDEX runs_by_branch_time ON runs(git_branch, started\" "
+          "failed: index runs_by_branch_time already exists (while migrating to schema version 4: "
+          "indexes for history reads: runs by branch and time, runs by commit)\n");
+    CHECK(d.read("mid.db") == mid);
+    CHECK(shell_in(d.path, "sqlite3 mid.db 'PRAGMA user_version'").out == "1\n");
+  }
+}
