@@ -17,7 +17,12 @@
 //    sessions judged each way, the 99% interval's coverage of the true ratio, and the mean
 //    pairs used, per tolerance and true slowdown.
 //
-//   build-*/bench/bench_paired [sessions=400] [bias=0.011] [rounds=16] [max_pairs=12]
+// 3. A busy machine (`busy` of the calls share a CPU with another job and take 1.5x to 3x as
+//    long, batches of 8 calls): the same sessions under the stop rule judged on each batch's
+//    median and on its fastest call (core::AbRound::base_min_ns, what attnprof ab records and
+//    the gate judges), the shares judged each way, the coverage and the pairs used.
+//
+//   build-*/bench/bench_paired [sessions=400] [bias=0.011] [rounds=16] [max_pairs=12] [busy=0.4]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -117,6 +122,34 @@ void stop_rule(int sessions, const testing::Workers& w, const gate::StopRule& ru
   }
 }
 
+void busy_machine(int sessions, const testing::Workers& w, const gate::StopRule& rule,
+                  double busy) {
+  std::printf("\n3. busy machine: %.0f%% of calls share a CPU (1.5-3x), batches of 8, stop rule "
+              "%d-%d pairs of %d rounds, worker bias sd %.1f%%, %d sessions, tolerance 1%%\n",
+              busy * 100, rule.min_pairs, rule.max_pairs, w.rounds, w.bias_sd * 100, sessions);
+  std::printf("  %5s %-14s | %5s %5s %5s %5s | %6s | %5s\n", "slow", "judged on", "reg", "impr",
+              "unch", "inc", "cov99", "pairs");
+  for (double slow : {0.0, 0.02, 0.05, 0.10}) {
+    for (bool fastest : {false, true}) {
+      testing::Drift d;
+      d.outlier_chance = busy;
+      d.batch = 8;
+      d.record_fastest = fastest;
+      Tally t;
+      for (int k = 0; k < sessions; ++k) {
+        testing::Machine m(15000 + k, d);  // the same machines for both rows
+        const auto out = testing::run_session(m, 1e5, 1e5 * (1 + slow), 0.01, w, rule);
+        t.add(out.verdict, 1 + slow);
+        t.pairs += out.pairs;
+      }
+      std::printf("  %4.0f%% %-14s | %4.1f%% %4.1f%% %4.1f%% %4.1f%% | %5.1f%% | %5.2f\n",
+                  slow * 100, fastest ? "fastest calls" : "batch medians", t.pct(t.reg),
+                  t.pct(t.impr), t.pct(t.unch), t.pct(t.n - t.reg - t.impr - t.unch),
+                  t.pct(t.covered), double(t.pairs) / t.n);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,8 +159,10 @@ int main(int argc, char** argv) {
   w.rounds = argc > 3 ? std::atoi(argv[3]) : 16;
   gate::StopRule rule;
   rule.max_pairs = argc > 4 ? std::atoi(argv[4]) : 12;
+  const double busy = argc > 5 ? std::atof(argv[5]) : 0.4;
   fixed_design(sessions, w, 4, 0.02);
   stop_rule(sessions, w, rule);
+  busy_machine(sessions, w, rule, busy);
   std::printf(
       "\nreg/impr: shares judged a regression / an improvement (at 0%% slow both are false "
       "verdicts); unch: judged unchanged; inc: inconclusive; cov/cov99: the share of 99%% "

@@ -2,8 +2,10 @@
 // of one short batch per side in ABBA order, then both finish.
 #include "harness/ab/driver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
+#include <tuple>
 
 #include "harness/core/hash.h"
 #include "harness/stats/quantile.h"
@@ -12,11 +14,13 @@
 namespace attnprof::ab {
 namespace {
 
-double batch_median(const std::vector<core::Sample>& samples) {
+// A batch's median and fastest call; 0 and 0 for an empty batch.
+std::pair<double, double> batch_times(const std::vector<core::Sample>& samples) {
   std::vector<double> ns;
   ns.reserve(samples.size());
   for (const auto& s : samples) ns.push_back(static_cast<double>(s.ns));
-  return ns.empty() ? 0 : stats::median(ns);
+  if (ns.empty()) return {0, 0};
+  return {stats::median(ns), *std::min_element(ns.begin(), ns.end())};
 }
 
 using Clock = std::chrono::steady_clock;
@@ -61,8 +65,8 @@ void measure_rounds(worker::Supervisor& base, worker::Supervisor& head, const co
       r.case_key = c.key;
       r.round = o.first_round + round;
       r.base_first = !head_first;
-      r.base_ns = batch_median(b.samples);
-      r.head_ns = batch_median(h.samples);
+      std::tie(r.base_ns, r.base_min_ns) = batch_times(b.samples);
+      std::tie(r.head_ns, r.head_min_ns) = batch_times(h.samples);
       r.base_n = static_cast<int>(b.samples.size());
       r.head_n = static_cast<int>(h.samples.size());
       r.at_ns = got[0].samples.empty() ? 0 : got[0].samples.front().at_ns;

@@ -34,6 +34,14 @@ bool usable(const core::AbRound& r) {
   return r.base_ns > 0 && r.head_ns > 0 && std::isfinite(r.base_ns) && std::isfinite(r.head_ns);
 }
 
+bool has_fastest(const core::AbRound& r) {
+  return r.base_min_ns > 0 && r.head_min_ns > 0 && std::isfinite(r.base_min_ns) &&
+         std::isfinite(r.head_min_ns);
+}
+
+// A case's rounds in judged() form: the statistic below reads base_ns and head_ns only.
+TwoLevel two_level_of(std::span<const core::AbRound> judged_rounds, bool fastest);
+
 std::vector<double> log_ratios(std::span<const core::AbRound> rounds) {
   std::vector<double> d;
   for (const auto& r : rounds)
@@ -119,8 +127,33 @@ double TwoLevel::p_two_sided() const {
   return 2 * (1 - stats::student_t_cdf(std::fabs(shift) / se, pairs - 1));
 }
 
+bool judged_on_fastest(std::span<const core::AbRound> rounds) {
+  bool any = false;
+  for (const auto& r : rounds) {
+    if (!usable(r)) continue;
+    if (!has_fastest(r)) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::vector<core::AbRound> judged(std::span<const core::AbRound> rounds) {
+  std::vector<core::AbRound> out(rounds.begin(), rounds.end());
+  if (judged_on_fastest(rounds))
+    for (auto& r : out)
+      if (usable(r)) r.base_ns = r.base_min_ns, r.head_ns = r.head_min_ns;
+  return out;
+}
+
 TwoLevel two_level(std::span<const core::AbRound> rounds) {
+  return two_level_of(judged(rounds), judged_on_fastest(rounds));
+}
+
+namespace {
+
+TwoLevel two_level_of(std::span<const core::AbRound> rounds, bool fastest) {
   TwoLevel t;
+  t.fastest = fastest;
   std::vector<double> m, v;
   for (const auto& [pass, d] : log_ratios_by_pair(rounds)) {
     if (static_cast<int>(d.size()) < min_pair_rounds) {
@@ -148,6 +181,8 @@ TwoLevel two_level(std::span<const core::AbRound> rounds) {
     random_effects(m, v, t);
   return t;
 }
+
+}  // namespace
 
 int pairs_needed(const TwoLevel& t, double tolerance, double level) {
   if (t.pairs < 2 || !std::isfinite(t.se)) return -1;
@@ -214,7 +249,7 @@ StopCheck check_stop(std::span<const core::AbRound> rounds, double tolerance,
 namespace {
 
 // The typical time of each side: the geometric mean over pairs of workers of each pair's median
-// batch time, so both sides weigh the pairs alike (a pooled median would mix the machine's
+// judged batch time (its fastest call, where recorded), so both sides weigh the pairs alike (a pooled median would mix the machine's
 // states differently on the two sides and can even move against the paired ratio).
 std::pair<double, double> side_times(std::span<const core::AbRound> rounds) {
   std::map<int, std::pair<std::vector<double>, std::vector<double>>> by;
@@ -244,8 +279,9 @@ std::string what_would_tell(const TwoLevel& t, const PairedCase& pc, double tol,
 
 // What the interval rests on: "paired, 4 worker pairs, 64 rounds, pairs 0.991x-1.012x".
 std::string basis_of(const TwoLevel& t, std::size_t without_time) {
-  std::string b = fmt::format("paired, {} worker pairs, {} rounds, pairs {:.3f}x-{:.3f}x", t.pairs,
-                              t.rounds, std::exp(t.pair_low), std::exp(t.pair_high));
+  std::string b = fmt::format("paired on {}, {} worker pairs, {} rounds, pairs {:.3f}x-{:.3f}x",
+                              t.fastest ? "fastest calls" : "batch medians", t.pairs, t.rounds,
+                              std::exp(t.pair_low), std::exp(t.pair_high));
   if (t.left_out)
     b += fmt::format(", {} pair(s) under {} rounds left out", t.left_out, min_pair_rounds);
   if (without_time) b += fmt::format(", {} round(s) without a time left out", without_time);
@@ -309,12 +345,13 @@ struct Pending {
 std::optional<Pending> judge(const PairedCase& pc, CaseVerdict& v, const Options& options) {
   v.baseline_key = pc.key;
   v.method = "paired";
-  const std::vector<double> d = log_ratios(pc.rounds);
+  const std::vector<core::AbRound> rounds = judged(pc.rounds);
+  const std::vector<double> d = log_ratios(rounds);
   v.baseline_n = v.candidate_n = static_cast<int>(d.size());
-  std::tie(v.baseline_median_ns, v.candidate_median_ns) = side_times(pc.rounds);
+  std::tie(v.baseline_median_ns, v.candidate_median_ns) = side_times(rounds);
   const std::string& bt = pc.base->timing;
   const std::string& ht = pc.head->timing;
-  const TwoLevel t = two_level(pc.rounds);
+  const TwoLevel t = two_level_of(rounds, judged_on_fastest(pc.rounds));
   if (!bt.empty() && !ht.empty() && bt != ht) {
     v.method.clear();
     v.verdict = Verdict::inconclusive;
@@ -334,8 +371,8 @@ std::optional<Pending> judge(const PairedCase& pc, CaseVerdict& v, const Options
   v.ci_low = std::exp(ci.low);
   v.ci_high = std::exp(ci.high);
   v.p_value = t.p_two_sided();
-  return Pending{0, basis_of(t, pc.rounds.size() - d.size()),
-                 what_would_tell(t, pc, v.tolerance, options.confidence), order_effect(pc.rounds)};
+  return Pending{0, basis_of(t, rounds.size() - d.size()),
+                 what_would_tell(t, pc, v.tolerance, options.confidence), order_effect(rounds)};
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "harness/costmatrix/roofline.h"
 #include "harness/costmatrix/summary.h"
 #include "harness/gate/annotations.h"
+#include "harness/gate/paired.h"
 #include "harness/report/findings.h"
 #include "harness/report/format.h"
 #include "harness/report/html_page.h"
@@ -181,8 +182,12 @@ std::string memory_diff_table(const std::vector<MemoryDiff>& memory) {
   return table({"figure", "base", "head", ""}, body);
 }
 
-// Head/base ratio per round, the tolerance band around 1.
-std::string rounds_svg(const AbCase& a, double tolerance) {
+// Head/base ratio per round, of the times the gate judged (gate::judged: each batch's fastest
+// call where recorded), the tolerance band around 1.
+std::string rounds_svg(const AbCase& ab, double tolerance) {
+  AbCase a = ab;
+  a.rounds = gate::judged(ab.rounds);
+  const char* which = gate::judged_on_fastest(ab.rounds) ? "fastest calls" : "batch medians";
   double lo = 1 - tolerance, hi = 1 + tolerance;
   for (const auto& r : a.rounds)
     if (r.base_ns > 0)
@@ -209,7 +214,8 @@ std::string rounds_svg(const AbCase& a, double tolerance) {
                {"#8250df", "head ran first"},
                {"#dafbe1", fmt::format("tolerance ±{:.1f}%", 100 * tolerance)}});
   return plot.svg(
-      "A/B rounds: " + a.key, [](double v) { return fmt::format("{:g}", v + 1); },
+      fmt::format("A/B rounds ({}): {}", which, a.key),
+      [](double v) { return fmt::format("{:g}", v + 1); },
       [](double v) { return fmt::format("{:.3f}", v); });
 }
 

@@ -157,9 +157,14 @@ nlohmann::json ab_json(const AbDetail& ab) {
   json cases = json::array();
   for (const auto& a : ab.cases) {
     json rounds = json::array(), ops = json::array();
-    for (const auto& x : a.rounds)
-      rounds.push_back(
-          {{"base_ns", x.base_ns}, {"head_ns", x.head_ns}, {"head_first", x.head_first()}});
+    for (const auto& x : a.rounds) {
+      json round = {{"base_ns", x.base_ns}, {"head_ns", x.head_ns}, {"head_first", x.head_first()}};
+      if (x.base_min_ns > 0 && x.head_min_ns > 0) {
+        round["base_min_ns"] = x.base_min_ns;
+        round["head_min_ns"] = x.head_min_ns;
+      }
+      rounds.push_back(std::move(round));
+    }
     for (const auto& o : a.ops)
       ops.push_back({{"name", o.name},
                      {"shapes", o.shapes},

@@ -80,7 +80,7 @@ inline core::Run make_run(const std::string& commit, std::int64_t started_ns, in
 }
 
 // The two runs of an A/B pair (one case each) and `rounds` rounds of it, base_ns 100 + i and
-// head_ns 110 + i, base first in even rounds.
+// head_ns 110 + i (their fastest calls 90 + i and 99 + i), base first in even rounds.
 struct PairFixture {
   core::Run base, head;
   std::vector<core::AbRound> rounds;
@@ -91,7 +91,8 @@ inline PairFixture make_ab_pair(const std::string& pair_id, std::int64_t started
   p.base.side = "base";
   p.head.side = "head";
   for (int i = 0; i < rounds; ++i)
-    p.rounds.push_back({p.base.cases[0].spec.key, i, i % 2 == 0, 100.0 + i, 110.0 + i, 4, 4, i});
+    p.rounds.push_back({p.base.cases[0].spec.key, i, i % 2 == 0, 100.0 + i, 110.0 + i, 4, 4, i,
+                        0, 90.0 + i, 99.0 + i});
   return p;
 }
 

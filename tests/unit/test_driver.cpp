@@ -15,9 +15,10 @@ const std::string fake = std::string(ATTNPROF_TEST_DATA) + "/workers/fake-worker
 }  // namespace
 
 TEST_SUITE("ab::run_case") {
-  TEST_CASE("rounds pair each side's batch median, in balanced random order") {
-    worker::Supervisor base({fake, {"--ns=1000"}, "base"});
-    worker::Supervisor head({fake, {"--ns=1100"}, "head"});
+  TEST_CASE("rounds pair each side's batch median and fastest call, in balanced random order") {
+    // Each batch: one call at --ns, two at --slow (calls that shared a CPU, say).
+    worker::Supervisor base({fake, {"--ns=1000", "--slow=1500"}, "base"});
+    worker::Supervisor head({fake, {"--ns=1100", "--slow=2000"}, "head"});
     core::Case c;
     c.key = "m/w/s/sdpa.math";
     c.kernel = "sdpa.math";
@@ -37,9 +38,11 @@ TEST_SUITE("ab::run_case") {
     for (std::size_t i = 0; i < out.rounds.size(); ++i) {
       const auto& r = out.rounds[i];
       CHECK(r.round == static_cast<int>(i));
-      CHECK(r.base_ns == 1000);
-      CHECK(r.head_ns == 1100);
-      CHECK(r.base_n == 2);
+      CHECK(r.base_ns == 1500);
+      CHECK(r.head_ns == 2000);
+      CHECK(r.base_min_ns == 1000);
+      CHECK(r.head_min_ns == 1100);
+      CHECK(r.base_n == 3);
       base_first += r.base_first;
       // ABBA: rounds 2k and 2k+1 run in opposite orders.
       if (i % 2 == 1) CHECK(r.base_first != out.rounds[i - 1].base_first);

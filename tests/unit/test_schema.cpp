@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/gate/paired.h"
 #include "harness/store/database.h"
 #include "harness/store/history.h"
 #include "harness/store/schema.h"
@@ -428,6 +429,46 @@ TEST_SUITE("store::schema") {
     CHECK(one->kernels == back->cases[0].kernels);
     CHECK(one->metrics == back->cases[0].metrics);
     CHECK_FALSE(db.load_case(back->id, "no/such/case").has_value());
+    auto fresh = Database::open(dir.file("fresh.db"));
+    CHECK(layout(db) == layout(fresh));
+  }
+
+  TEST_CASE("v10 database: A/B rounds gain each batch's fastest call; old rounds judge medians") {
+    TempDir dir;
+    const std::string p = dir.file("v10.db");
+    {
+      // A v10 history with one A/B round, as a v10 build wrote it.
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      for (const auto& m : store::schema::migrations())
+        if (m.version <= 10)
+          REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+      const char* data = R"sql(
+        INSERT INTO ab_rounds VALUES ('pair-10', 'm/prefill/b1/eager', 0, 1, 100.0, 110.0, 4, 4, 7, 1);
+        PRAGMA user_version = 10;
+      )sql";
+      REQUIRE(sqlite3_exec(raw, data, nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    auto db = Database::open(p);
+    CHECK(db.opened_at_version() == 10);
+    auto old = db.rounds("pair-10");
+    REQUIRE(old.size() == 1);
+    CHECK(old[0].pass == 1);
+    CHECK(old[0].base_min_ns == 0);
+    CHECK(old[0].head_min_ns == 0);
+    CHECK_FALSE(gate::judged_on_fastest(old));
+    // Rounds written after the migration keep their fastest calls.
+    core::AbRound r = old[0];
+    r.round = 1;
+    r.base_min_ns = 90;
+    r.head_min_ns = 95;
+    db.write_rounds("pair-10", {r});
+    auto back = db.rounds("pair-10");
+    REQUIRE(back.size() == 2);
+    CHECK(back[1].base_min_ns == 90);
+    CHECK(back[1].head_min_ns == 95);
+    CHECK(gate::judged_on_fastest(std::vector<core::AbRound>{back[1]}));
     auto fresh = Database::open(dir.file("fresh.db"));
     CHECK(layout(db) == layout(fresh));
   }
