@@ -19,18 +19,28 @@ run on purpose (minutes to hours), never by ctest:
   bench/ab_calibrate.py aa --suite builtin --sessions 20 --load 2
   bench/ab_calibrate.py power --sessions 10 --slowdowns 0.02,0.05,0.10
   bench/ab_calibrate.py aa --attnprof /old/build/attnprof ...   # an older attnprof, same workers
+  bench/ab_calibrate.py aa --suite builtin --compare-padding     # layout padding on and off
 
 --minutes bounds the whole campaign: no session starts after it. Every verdict is appended to
 --out (JSON lines) as it comes, so a campaign cut short still counts.
+
+Each session's stored rounds are also judged on each batch's median (the statistic before
+attnprof ab recorded each batch's fastest call): the pair is exported, its rounds' fastest calls
+are dropped, and `attnprof compare --pair` judges it in a scratch history, as it judges rounds
+stored before schema v11. So both statistics are compared on the very same measurements; the
+"medians" tables are the "before" of docs/statistics.md (the pairs each session took were
+chosen by the stop rule on fastest calls).
 """
 import argparse
 import collections
 import json
+import math
 import os
 import random
 import signal
 import statistics
 import subprocess
+import sqlite3
 import sys
 import tempfile
 import time
@@ -70,7 +80,59 @@ def verdicts_of(path):
     return json.load(open(path))["verdicts"]
 
 
-def session(a, work, t, extra):
+def judge_on_medians(a, work, t, tolerances):
+    """The latest pair judged again on its rounds' batch medians, at each tolerance."""
+    exported = os.path.join(work, f"s{t}.jsonl")
+    rc, out = run([a.attnprof, "export", "--db", a.db, "-o", exported])
+    if rc != 0:
+        sys.exit(f"session {t}: export failed: {out[-2000:]}")
+    lines = [json.loads(x) for x in open(exported) if x.strip()]
+    pairs = [x["ab_rounds"]["pair"] for x in lines if "ab_rounds" in x]
+    pair = pairs[-1]
+    keep = [lines[0]]
+    for x in lines[1:]:
+        if "ab_rounds" in x:
+            if x["ab_rounds"]["pair"] != pair:
+                continue
+            for r in x["ab_rounds"]["rounds"]:
+                r.pop("base_min_ns", None)
+                r.pop("head_min_ns", None)
+        elif json.dumps(x).find(pair) < 0:
+            continue  # a run of another session
+        keep.append(x)
+    scratch = os.path.join(work, f"s{t}-medians.db")
+    with open(exported, "w") as f:
+        f.writelines(json.dumps(x) + "\n" for x in keep)
+    rc, out = run([a.attnprof, "import", "--db", scratch, exported])
+    if rc != 0:
+        sys.exit(f"session {t}: import failed: {out[-2000:]}")
+    judged = {}
+    for tol in tolerances:
+        jj = os.path.join(work, f"s{t}-medians-{tol.rstrip('%')}.json")
+        run([a.attnprof, "compare", "--db", scratch, "--pair", pair, "--tolerance", tol,
+             "--json", jj, "--no-record"])
+        judged[tol] = verdicts_of(jj) or []
+    return judged
+
+
+def pair_spread(db):
+    """Per case of the latest pair: the sd across its pairs of workers of each pair's median log
+    ratio of fastest calls (a plain description of how much pairs disagree, for comparing
+    sessions with and without layout padding; not the gate's statistic)."""
+    con = sqlite3.connect(db)
+    pair = con.execute("SELECT pair_id FROM runs WHERE pair_id <> '' "
+                       "ORDER BY started_ns DESC LIMIT 1").fetchone()[0]
+    by = collections.defaultdict(lambda: collections.defaultdict(list))
+    for key, p, b, h in con.execute("SELECT case_key, pass, base_min_ns, head_min_ns "
+                                    "FROM ab_rounds WHERE pair_id = ?", (pair,)):
+        if b > 0 and h > 0:
+            by[key][p].append(math.log(h / b))
+    con.close()
+    return {key: statistics.stdev([statistics.median(d) for d in passes.values()])
+            for key, passes in by.items() if len(passes) >= 2}
+
+
+def session(a, work, t, extra, padding=True):
     """One `attnprof ab` session; its verdicts at --tolerance and at each --judge tolerance."""
     suite = SUITES[a.suite]
     js = os.path.join(work, f"s{t}.json")
@@ -82,6 +144,8 @@ def session(a, work, t, extra):
     if extra > 0:
         cmd += [f"--head-arg=--env=ATTNPROF_TEST_EXTRA={extra}"]
     cmd += a.ab_args
+    if not padding:
+        cmd += ["--no-layout-padding"]
     load0, t0 = loadavg(), time.monotonic()
     rc, out = run(cmd)
     wall = time.monotonic() - t0
@@ -96,41 +160,56 @@ def session(a, work, t, extra):
             run([a.attnprof, "compare", "--db", a.db, "--pair", "latest", "--tolerance", tol,
                  "--json", jj, "--no-record"])
             judged[tol] = verdicts_of(jj) or []
+    tolerances = [a.tolerance] + [x for x in a.judge.split(",") if x and x != a.tolerance]
     return {"session": t, "extra": extra, "wall_s": wall, "load": (load0 + loadavg()) / 2,
-            "rc": rc, "verdicts": judged}
+            "rc": rc, "verdicts": judged, "medians": judge_on_medians(a, work, t, tolerances),
+            "padding": padding, "spread": pair_spread(a.db)}
+
+
+def verdict_table(a, rs, extra, key, label):
+    """Coverage (A/A), verdict counts and false verdicts per tolerance, of one statistic."""
+    main = [v for r in rs for v in r[key][a.tolerance]]
+    n = len(main)
+    with_ci = [v for v in main if v.get("ci_low") is not None and v.get("ci_high") is not None]
+    print(f"  judged on {label}:")
+    if extra == 0:
+        covered = sum(1 for v in with_ci if v["ci_low"] <= 1.0 <= v["ci_high"])
+        print(f"    99% interval holds 1.0: {covered} of {len(with_ci)} "
+              f"({100 * covered / max(1, len(with_ci)):.1f}%); "
+              f"{n - len(with_ci)} verdicts without an interval")
+    print(f"    {'tolerance':>9} | {'regr':>5} {'impr':>5} {'unch':>5} {'inconc':>6} | false")
+    for tol, _ in sorted(rs[0][key].items(), key=lambda kv: fraction(kv[0])):
+        c = collections.Counter(v["verdict"] for r in rs for v in r[key].get(tol, []))
+        m = sum(c.values())
+        false = c["regression"] + c["improvement"] if extra == 0 else c["improvement"] + (
+            c["unchanged"] if extra > fraction(tol) else 0)
+        print(f"    {tol:>9} | {c['regression']:>5} {c['improvement']:>5} {c['unchanged']:>5} "
+              f"{c['inconclusive']:>6} | {false} of {m} ({100 * false / max(1, m):.1f}%)")
+    if extra > 0:
+        found = sum(1 for v in main if v["verdict"] == "regression")
+        print(f"    found at {a.tolerance}: {found} of {n} ({100 * found / max(1, n):.0f}%)")
 
 
 def summarize(a, records):
     by = collections.defaultdict(list)
     for r in records:
-        by[r["extra"]].append(r)
-    for extra, rs in sorted(by.items()):
+        by[(r["extra"], r.get("padding", True))].append(r)
+    for (extra, padding), rs in sorted(by.items()):
         loads = [r["load"] for r in rs]
         walls = sorted(r["wall_s"] for r in rs)
-        main = [v for r in rs for v in r["verdicts"][a.tolerance]]
-        n = len(main)
-        with_ci = [v for v in main if v.get("ci_low") is not None and v.get("ci_high") is not None]
-        truth = 1.0
-        covered = sum(1 for v in with_ci if v["ci_low"] <= truth <= v["ci_high"])
+        n = sum(len(r["verdicts"][a.tolerance]) for r in rs)
         print(f"\n{a.kind} {a.suite}, slowdown {extra:.0%}: {len(rs)} sessions, {n} verdicts, "
               f"load average {min(loads):.1f}-{max(loads):.1f} "
               f"(mean {statistics.mean(loads):.1f}), "
-              f"session wall median {walls[len(walls) // 2]:.0f} s, max {walls[-1]:.0f} s")
-        if extra == 0:
-            print(f"  99% interval holds 1.0: {covered} of {len(with_ci)} "
-                  f"({100 * covered / max(1, len(with_ci)):.1f}%); "
-                  f"{n - len(with_ci)} verdicts without an interval")
-        print(f"  {'tolerance':>9} | {'regr':>5} {'impr':>5} {'unch':>5} {'inconc':>6} | false")
-        for tol, _ in sorted(rs[0]["verdicts"].items(), key=lambda kv: fraction(kv[0])):
-            c = collections.Counter(v["verdict"] for r in rs for v in r["verdicts"].get(tol, []))
-            m = sum(c.values())
-            false = c["regression"] + c["improvement"] if extra == 0 else c["improvement"] + (
-                c["unchanged"] if extra > fraction(tol) else 0)
-            print(f"  {tol:>9} | {c['regression']:>5} {c['improvement']:>5} {c['unchanged']:>5} "
-                  f"{c['inconclusive']:>6} | {false} of {m} ({100 * false / max(1, m):.1f}%)")
-        if extra > 0:
-            found = sum(1 for v in main if v["verdict"] == "regression")
-            print(f"  found at {a.tolerance}: {found} of {n} ({100 * found / max(1, n):.0f}%)")
+              f"session wall median {walls[len(walls) // 2]:.0f} s, max {walls[-1]:.0f} s"
+              + ("" if padding else ", no layout padding"))
+        spreads = [x for r in rs for x in r.get("spread", {}).values()]
+        if spreads:
+            print(f"  pairs of workers disagree by (sd of their median log ratios, median over "
+                  f"{len(spreads)} cases): {100 * statistics.median(spreads):.2f}%")
+        verdict_table(a, rs, extra, "verdicts", "each batch's fastest call (attnprof ab)")
+        if all("medians" in r for r in rs):
+            verdict_table(a, rs, extra, "medians", "each batch's median (the same rounds)")
 
 
 def main():
@@ -146,6 +225,8 @@ def main():
                     help="tolerances the stored rounds are judged at")
     ap.add_argument("--slowdowns", default="0.02,0.05,0.10", help="power: head-side fractions")
     ap.add_argument("--load", type=int, default=0, help="bursty busy processes beside the sessions")
+    ap.add_argument("--compare-padding", action="store_true",
+                    help="alternate sessions with and without --no-layout-padding")
     ap.add_argument("--minutes", type=float, default=0, help="no session starts after this")
     ap.add_argument("--db", default="")
     ap.add_argument("--out", default="", help="JSON lines: one record per session")
@@ -160,20 +241,24 @@ def main():
     if a.kind == "power":
         a.suite = "plugin"
     extras = [0.0] if a.kind == "aa" else [float(x) for x in a.slowdowns.split(",")]
+    paddings = [True, False] if a.compare_padding else [True]
     load = start_load(a.load, random.randrange(1 << 30)) if a.load else []
     records, start = [], time.monotonic()
     try:
         for t in range(a.sessions):
-            for extra in extras:  # interleaved, so every slowdown sees the same machine states
+            for extra, padding in [(x, p) for x in extras for p in paddings]:
+                # interleaved, so every slowdown (and padding) sees the same machine states
                 if a.minutes and time.monotonic() - start > a.minutes * 60:
                     raise TimeoutError
-                r = session(a, work, len(records), extra)
+                r = session(a, work, len(records), extra, padding)
                 records.append(r)
                 if a.out:
                     with open(a.out, "a") as f:
                         f.write(json.dumps(r) + "\n")
                 c = collections.Counter(v["verdict"] for v in r["verdicts"][a.tolerance])
-                print(f"session {len(records)}: slowdown {extra:.0%}, {dict(c)}, "
+                m = collections.Counter(v["verdict"] for v in r["medians"][a.tolerance])
+                print(f"session {len(records)}: slowdown {extra:.0%}"
+                      f"{'' if padding else ' (no padding)'}, {dict(c)}, on medians {dict(m)}, "
                       f"{r['wall_s']:.0f} s, load {r['load']:.1f}", flush=True)
     except (TimeoutError, KeyboardInterrupt):
         print(f"stopped after {len(records)} sessions ({(time.monotonic() - start) / 60:.1f} min)")

@@ -47,7 +47,7 @@ void measure_rounds(worker::Supervisor& base, worker::Supervisor& head, const co
     worker::Supervisor::Batch got[2];
     bool ended = false;
     for (int i = 0; i < 2 && !ended; ++i) {
-      got[i] = order[i]->batch(batch_ns, 100000, timeout);
+      got[i] = order[i]->batch(batch_ns, o.min_calls, 100000, timeout);
       if (got[i].ended) {
         (order[i] == &base ? base_end : head_end) = got[i].ended;
         ended = true;

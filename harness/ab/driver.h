@@ -31,7 +31,9 @@
 namespace attnprof::ab {
 
 struct Options {
-  double batch_ms = 25;        // work per side per round
+  double batch_ms = 25;        // work per side per round ...
+  int min_calls = 8;           // ... and at least this many calls: the round judges each
+                               // batch's fastest call, which needs a few to choose from
   int max_rounds = 128;        // a case's cap (with its time budget)
   double budget_scale = 1.0;   // the case's measure.time_budget_s times this caps its rounds
   double timeout_s = 0;        // per request; 0: worker::case_timeout

@@ -78,11 +78,13 @@ WarmUp warm_up(Timer& timer, const core::MeasureSettings& settings, const Option
   return r;
 }
 
-std::vector<core::Sample> sample_batch(Timer& timer, double batch_ns, int max_calls) {
+std::vector<core::Sample> sample_batch(Timer& timer, double batch_ns, int min_calls,
+                                       int max_calls) {
   std::vector<core::Sample> out;
   double spent = 0;
   const std::int64_t start = steady_ns();
-  while (out.empty() || (spent < batch_ns && static_cast<int>(out.size()) < max_calls)) {
+  const auto fewest = static_cast<std::size_t>(std::max(1, std::min(min_calls, max_calls)));
+  while (out.size() < fewest || (spent < batch_ns && static_cast<int>(out.size()) < max_calls)) {
     core::Sample s = timer.sample();
     if (s.at_ns == 0) s.at_ns = epoch_ns();
     out.push_back(s);

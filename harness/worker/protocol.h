@@ -21,7 +21,7 @@
 //   run      {case, trace}        -> result (core::CaseResult): the whole case, as attnprof run
 //   prepare  {case}               -> ready, result: check and warm up; when not ready the result
 //                                    is final (skipped, failed or error)
-//   batch    {ns, max}            -> samples [[ns, at_ns, clock|null], ...], ready, result (when
+//   batch    {ns, min, max}       -> samples [[ns, at_ns, clock|null], ...], ready, result (when
 //                                    the batch ended the case)
 //   finish   {trace}              -> result: summary of every batch, metrics, traced pass
 //   quit                          -> (the worker exits 0; end of input does the same)

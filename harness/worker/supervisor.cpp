@@ -157,11 +157,12 @@ std::optional<core::CaseResult> Supervisor::prepare(const core::Case& c,
   });
 }
 
-Supervisor::Batch Supervisor::batch(double batch_ns, int max_calls,
+Supervisor::Batch Supervisor::batch(double batch_ns, int min_calls, int max_calls,
                                     std::chrono::milliseconds timeout) {
   Batch b;
   b.ended = guarded(m_current, [&](Client& w) {
-    json reply = w.call({{"op", "batch"}, {"ns", batch_ns}, {"max", max_calls}}, timeout);
+    json reply = w.call(
+        {{"op", "batch"}, {"ns", batch_ns}, {"min", min_calls}, {"max", max_calls}}, timeout);
     try {
       b.samples = samples_from_json(reply.at("samples"));
     } catch (const std::exception& e) {

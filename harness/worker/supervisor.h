@@ -56,7 +56,7 @@ class Supervisor {
     std::vector<core::Sample> samples;
     std::optional<core::CaseResult> ended;
   };
-  Batch batch(double batch_ns, int max_calls, std::chrono::milliseconds timeout);
+  Batch batch(double batch_ns, int min_calls, int max_calls, std::chrono::milliseconds timeout);
   core::CaseResult finish(bool trace, std::chrono::milliseconds timeout);
 
   // Ends the current worker; the next request starts a fresh one.

@@ -172,6 +172,17 @@ TEST_SUITE("measure::engine") {
     CHECK(r.dropped == 90);
     CHECK(r.summary.n == 110);
   }
+  TEST_CASE("a batch takes at least its fewest calls, whatever the time, and at most its most") {
+    ScriptedTimer t([](int) { return ns(1e6); });
+    // No time asked for: the fewest calls alone decide (attnprof ab's rounds need several calls
+    // for a batch's fastest one to mean something, also where one call is long).
+    CHECK(measure::sample_batch(t, 0, 8, 100000).size() == 8);
+    CHECK(measure::sample_batch(t, 0, 0, 100000).size() == 1);  // never an empty batch
+    CHECK(measure::sample_batch(t, 0, 8, 3).size() == 3);       // the most wins
+    // A whole second asked for: the most calls end it first.
+    CHECK(measure::sample_batch(t, 1e9, 1, 5).size() == 5);
+  }
+
   TEST_CASE("every sample carries a timestamp, in order") {
     ScriptedTimer t([](int) { return ns(1e5); });
     auto r = measure::run(t, settings(1, 20, 20, 0.5, 10), t.options());

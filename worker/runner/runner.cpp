@@ -229,12 +229,12 @@ void CaseSession::warm_up() {
   });
 }
 
-std::vector<core::Sample> CaseSession::batch(double batch_ns, int max_calls) {
+std::vector<core::Sample> CaseSession::batch(double batch_ns, int min_calls, int max_calls) {
   std::vector<core::Sample> out;
   if (!m_ready) return out;
   guarded([&] {
     m_state->memory.begin();
-    out = measure::sample_batch(*m_state->timer, batch_ns, max_calls);
+    out = measure::sample_batch(*m_state->timer, batch_ns, min_calls, max_calls);
     m_state->memory.end(static_cast<int>(out.size()));
   });
   return out;

@@ -41,7 +41,7 @@ class CaseSession {
 
   // Each of these ends the session (ready() false, result() says why) when the kernel fails.
   void warm_up();
-  std::vector<core::Sample> batch(double batch_ns, int max_calls);
+  std::vector<core::Sample> batch(double batch_ns, int min_calls, int max_calls);
   // The whole sampling engine (warm-up, then adaptive samples): what attnprof run does.
   void measure_adaptive();
 

@@ -231,7 +231,9 @@ class Server {
     }
     if (op == "batch") {
       if (!m_session) throw std::logic_error("batch without a prepared case");
-      auto samples = m_session->batch(req.at("ns").get<double>(), req.at("max").get<int>());
+      // "min" (calls at least) is absent from an older attnprof's requests: one call.
+      auto samples = m_session->batch(req.at("ns").get<double>(), req.value("min", 1),
+                                      req.at("max").get<int>());
       m_samples.insert(m_samples.end(), samples.begin(), samples.end());
       return with_end_if_done({{"samples", samples_to_json(samples)}}, exit_after);
     }
