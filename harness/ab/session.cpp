@@ -25,7 +25,9 @@ double since(Clock::time_point t) {
 // environment sits at the top of the initial stack, so its size moves every stack address of
 // the process (Mytkowicz et al., ASPLOS 2009, measured biases of several percent from it).
 // Linux randomizes the stack's start too, by up to 8 KiB in 16-byte steps; the padding does
-// the same where that randomization is off (setarch -R, some sandboxes).
+// the same where that randomization is off (setarch -R, some sandboxes). The worker also
+// offsets its heap by the padding's length (util::offset_heap), which nothing else does within
+// a page.
 worker::Spawn padded(worker::Spawn s, stats::Rng& rng) {
   s.args.push_back("--env=ATTNPROF_LAYOUT_PAD=" + std::string(rng.below(4096), 'x'));
   return s;

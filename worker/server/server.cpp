@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -299,6 +301,8 @@ int serve(int argc, char** argv) {
 
   // Freed memory stays in the process (util/allocator.h says why), unless --malloc-default.
   if (!a.malloc_default) util::keep_freed_memory();
+  // attnprof ab's layout padding (ab/session.cpp): its length also offsets the heap.
+  if (const char* pad = std::getenv("ATTNPROF_LAYOUT_PAD")) util::offset_heap(std::strlen(pad));
 
   // The protocol owns the original stdout; everything else that writes to stdout (LibTorch
   // warnings, a plugin's printf) lands on stderr, where attnprof collects it.
