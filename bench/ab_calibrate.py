@@ -231,7 +231,12 @@ def main():
     ap.add_argument("--db", default="")
     ap.add_argument("--out", default="", help="JSON lines: one record per session")
     ap.add_argument("ab_args", nargs="*", help="after --: more attnprof ab arguments")
-    a = ap.parse_args()
+    # argparse gives a trailing positional nothing once `kind` is read: what follows `--` is
+    # the ab arguments.
+    a, rest = ap.parse_known_args()
+    if rest and rest[0] != "--":
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
+    a.ab_args += rest[1:]
     a.build = os.path.abspath(a.build)
     a.attnprof = os.path.abspath(a.attnprof or os.path.join(a.build, "attnprof"))
     work = tempfile.mkdtemp(prefix="attnprof-calibrate-")

@@ -4,13 +4,37 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
 
 #include "harness/cli/bounds.h"
 #include "harness/cli/command.h"
 #include "harness/gate/paired.h"
+#include "harness/scenario/values.h"
 #include "harness/util/error.h"
 
 namespace attnprof::cli {
+namespace {
+
+// A number of seconds, or a duration as a scenario writes it ("90s", "3min"), as seconds.
+CLI::Validator duration_seconds() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool number = !s.empty() && end == s.c_str() + s.size();
+        const std::optional<double> d =
+            number ? std::optional<double>(v) : scenario::parse_duration_s(s);
+        if (!d || !std::isfinite(*d) || *d < 0)
+          return fmt::format("expected seconds or a duration such as 90s or 3min, got {}", s);
+        s = fmt::format("{}", *d);
+        return "";
+      },
+      "DURATION");
+}
+
+}  // namespace
 
 void add_ab_session_options(CLI::App& sub, AbArgs& a) {
   sub.add_option("scenarios", a.files, "Scenario files (default: the embedded smoke suite)");
@@ -34,8 +58,10 @@ void add_ab_session_options(CLI::App& sub, AbArgs& a) {
                  "sooner once its interval settles against the tolerance)")
       ->capture_default_str();
   sub.add_option("--time-limit", a.time_limit_s,
-                 "Seconds for the whole session: no pair of workers starts that would end after "
-                 "it; unsettled cases say how many more minutes they would need (0: no limit)")
+                 "The whole session's time, in seconds or as a scenario writes durations (90s, "
+                 "3min): no pair of workers starts that would end after it; unsettled cases say "
+                 "how many more minutes they would need (0: no limit)")
+      ->transform(duration_seconds())
       ->capture_default_str();
   sub.add_flag("!--no-layout-padding", a.layout_pad,
                "Start the workers without a random-length environment variable (it moves their "

@@ -253,7 +253,7 @@ TEST_SUITE("runner::Runner") {
     auto session = r.prepare(*c);
     REQUIRE(session->ready());
     *c = make_case("eager", core::MaskKind::none, 3, 40, 8, 2);  // other shapes, kernel level
-    auto samples = session->batch(5e9, 3);  // three calls (a batch ends at 5 s or 3 calls)
+    auto samples = session->batch(5e9, 1, 3);  // three calls (a batch ends at 5 s or 3 calls)
     CHECK(session->ready());
     CHECK(samples.size() == 3);
   }

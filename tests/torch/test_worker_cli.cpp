@@ -183,16 +183,27 @@ TEST_SUITE("cli.worker") {
     CHECK(one.rc == 2);
     CHECK(one.out.find("--min-pairs: must be between 2 and --max-pairs (12): one pair of workers "
                        "cannot show its own bias") != std::string::npos);
-    Result aa = attnprof(d.path, "ab s.yaml --db ab.db --base '" ATTNPROF_BINARY_DIR "'" + both);
+    Result dur = attnprof(d.path, "ab s.yaml --db ab.db --time-limit 3parsecs");
+    CHECK(dur.rc == 2);
+    CHECK(dur.out.find("--time-limit: expected seconds or a duration such as 90s or 3min, got "
+                       "3parsecs") != std::string::npos);
+    // A duration as a scenario writes it is taken (here a limit the session stays well within).
+    Result aa = attnprof(d.path, "ab s.yaml --db ab.db --time-limit 10min --base '"
+                                 ATTNPROF_BINARY_DIR "'" + both);
     INFO(aa.out);
     CHECK(aa.rc == 0);
     CHECK(aa.out.find("1 unchanged") != std::string::npos);
     // Settled on at least 3 pairs of fresh workers, every round stored with its pair.
     CHECK(aa.out.find("each case measured by 3 to 12 pairs of fresh workers") !=
           std::string::npos);
-    CHECK(aa.out.find(" worker pairs, ") != std::string::npos);
+    CHECK(aa.out.find("paired on fastest calls, ") != std::string::npos);
     CHECK(sh("sqlite3 '" + (d.path / "ab.db").string() +
              "' \"SELECT count(DISTINCT pass) >= 3 FROM ab_rounds\"") == "1\n");
+    // Every round keeps each batch's fastest call beside its median, from 8 calls or more.
+    CHECK(sh("sqlite3 '" + (d.path / "ab.db").string() +
+             "' \"SELECT count(*) FROM ab_rounds WHERE NOT (base_min_ns > 0 AND base_min_ns <= "
+             "base_ns AND head_min_ns > 0 AND head_min_ns <= head_ns AND base_n >= 8 AND "
+             "head_n >= 8)\"") == "0\n");
 
     Result slow = attnprof(d.path, "ab s.yaml --db ab.db --base '" ATTNPROF_BINARY_DIR "'" + both +
                                        " --head-arg=--env=ATTNPROF_TEST_EXTRA=0.4 --json v.json");
