@@ -25,11 +25,11 @@ run on purpose (minutes to hours), never by ctest:
 --out (JSON lines) as it comes, so a campaign cut short still counts.
 
 Each session's stored rounds are also judged on each batch's median (the statistic before
-attnprof ab recorded each batch's fastest call): the pair is exported, its rounds' fastest calls
+attnprof ab recorded each batch's lower quartile): the pair is exported, its rounds' lower quartiles
 are dropped, and `attnprof compare --pair` judges it in a scratch history, as it judges rounds
 stored before schema v11. So both statistics are compared on the very same measurements; the
 "medians" tables are the "before" of docs/statistics.md (the pairs each session took were
-chosen by the stop rule on fastest calls).
+chosen by the stop rule on lower quartiles).
 """
 import argparse
 import collections
@@ -95,8 +95,8 @@ def judge_on_medians(a, work, t, tolerances):
             if x["ab_rounds"]["pair"] != pair:
                 continue
             for r in x["ab_rounds"]["rounds"]:
-                r.pop("base_min_ns", None)
-                r.pop("head_min_ns", None)
+                r.pop("base_q1_ns", None)
+                r.pop("head_q1_ns", None)
         elif json.dumps(x).find(pair) < 0:
             continue  # a run of another session
         keep.append(x)
@@ -117,13 +117,13 @@ def judge_on_medians(a, work, t, tolerances):
 
 def pair_spread(db):
     """Per case of the latest pair: the sd across its pairs of workers of each pair's median log
-    ratio of fastest calls (a plain description of how much pairs disagree, for comparing
+    ratio of lower quartiles (a plain description of how much pairs disagree, for comparing
     sessions with and without layout padding; not the gate's statistic)."""
     con = sqlite3.connect(db)
     pair = con.execute("SELECT pair_id FROM runs WHERE pair_id <> '' "
                        "ORDER BY started_ns DESC LIMIT 1").fetchone()[0]
     by = collections.defaultdict(lambda: collections.defaultdict(list))
-    for key, p, b, h in con.execute("SELECT case_key, pass, base_min_ns, head_min_ns "
+    for key, p, b, h in con.execute("SELECT case_key, pass, base_q1_ns, head_q1_ns "
                                     "FROM ab_rounds WHERE pair_id = ?", (pair,)):
         if b > 0 and h > 0:
             by[key][p].append(math.log(h / b))
@@ -207,7 +207,7 @@ def summarize(a, records):
         if spreads:
             print(f"  pairs of workers disagree by (sd of their median log ratios, median over "
                   f"{len(spreads)} cases): {100 * statistics.median(spreads):.2f}%")
-        verdict_table(a, rs, extra, "verdicts", "each batch's fastest call (attnprof ab)")
+        verdict_table(a, rs, extra, "verdicts", "each batch's lower quartile (attnprof ab)")
         if all("medians" in r for r in rs):
             verdict_table(a, rs, extra, "medians", "each batch's median (the same rounds)")
 

@@ -14,13 +14,14 @@
 namespace attnprof::ab {
 namespace {
 
-// A batch's median and fastest call; 0 and 0 for an empty batch.
+// A batch's median and lower quartile; 0 and 0 for an empty batch.
 std::pair<double, double> batch_times(const std::vector<core::Sample>& samples) {
   std::vector<double> ns;
   ns.reserve(samples.size());
   for (const auto& s : samples) ns.push_back(static_cast<double>(s.ns));
   if (ns.empty()) return {0, 0};
-  return {stats::median(ns), *std::min_element(ns.begin(), ns.end())};
+  std::sort(ns.begin(), ns.end());
+  return {stats::median_sorted(ns), stats::quantile_sorted(ns, 0.25)};
 }
 
 using Clock = std::chrono::steady_clock;
@@ -54,8 +55,8 @@ void measure_rounds(worker::Supervisor& base, worker::Supervisor& head, const co
       }
     }
     if (ended) {
-      out.stop_reason = base_end ? "base ended: " + base_end->message
-                                 : "head ended: " + head_end->message;
+      out.stop_reason =
+          base_end ? "base ended: " + base_end->message : "head ended: " + head_end->message;
       return;
     }
     const auto& b = head_first ? got[1] : got[0];
@@ -65,8 +66,8 @@ void measure_rounds(worker::Supervisor& base, worker::Supervisor& head, const co
       r.case_key = c.key;
       r.round = o.first_round + round;
       r.base_first = !head_first;
-      std::tie(r.base_ns, r.base_min_ns) = batch_times(b.samples);
-      std::tie(r.head_ns, r.head_min_ns) = batch_times(h.samples);
+      std::tie(r.base_ns, r.base_q1_ns) = batch_times(b.samples);
+      std::tie(r.head_ns, r.head_q1_ns) = batch_times(h.samples);
       r.base_n = static_cast<int>(b.samples.size());
       r.head_n = static_cast<int>(h.samples.size());
       r.at_ns = got[0].samples.empty() ? 0 : got[0].samples.front().at_ns;

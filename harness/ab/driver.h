@@ -31,16 +31,16 @@
 namespace attnprof::ab {
 
 struct Options {
-  double batch_ms = 25;        // work per side per round ...
-  int min_calls = 8;           // ... and at least this many calls: the round judges each
-                               // batch's fastest call, which needs a few to choose from
-  int max_rounds = 128;        // a case's cap (with its time budget)
-  double budget_scale = 1.0;   // the case's measure.time_budget_s times this caps its rounds
-  double timeout_s = 0;        // per request; 0: worker::case_timeout
-  bool trace = true;           // traced pass on both sides after the rounds
-  int first_round = 0;         // number of the first recorded round (a later pair of workers
-                               // continues the numbering of the earlier ones)
-  int pass = 0;                // which pair of workers this is, for every round it records
+  double batch_ms = 25;         // work per side per round ...
+  int min_calls = 8;            // ... and at least this many calls: the round judges each
+                                // batch's lower quartile, which needs a few calls to stand on
+  int max_rounds = 128;         // a case's cap (with its time budget)
+  double budget_scale = 1.0;    // the case's measure.time_budget_s times this caps its rounds
+  double timeout_s = 0;         // per request; 0: worker::case_timeout
+  bool trace = true;            // traced pass on both sides after the rounds
+  int first_round = 0;          // number of the first recorded round (a later pair of workers
+                                // continues the numbering of the earlier ones)
+  int pass = 0;                 // which pair of workers this is, for every round it records
   std::uint64_t seed = 0x6162;  // the round order; mixed with the case key and the pass
   // After each recorded round: true to stop (the interval decides). The rounds so far.
   std::function<bool(const std::vector<core::AbRound>&, const core::Case&)> decided;

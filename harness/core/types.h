@@ -196,14 +196,14 @@ struct AbRound {
   int round = 0;
   bool base_first = true;
   double base_ns = 0, head_ns = 0;  // each batch's median
-  int base_n = 0, head_n = 0;  // samples in each batch
+  int base_n = 0, head_n = 0;       // samples in each batch
   std::int64_t at_ns = 0;
   int pass = 0;  // the pair of workers (0, 1, ...: attnprof ab starts several)
-  // Each batch's fastest call, what the paired gate judges where every round has it
+  // Each batch's lower quartile, what the paired gate judges where every round has it
   // (gate/paired.h): on a busy machine the median of a batch flips between calls that ran alone
-  // and calls that shared a CPU, the fastest call much less. 0: not recorded (rounds stored
+  // and calls that shared a CPU, its lower quartile much less. 0: not recorded (rounds stored
   // before schema v11, which are judged on their medians).
-  double base_min_ns = 0, head_min_ns = 0;
+  double base_q1_ns = 0, head_q1_ns = 0;
   bool head_first() const { return !base_first; }
 };
 

@@ -34,13 +34,13 @@ bool usable(const core::AbRound& r) {
   return r.base_ns > 0 && r.head_ns > 0 && std::isfinite(r.base_ns) && std::isfinite(r.head_ns);
 }
 
-bool has_fastest(const core::AbRound& r) {
-  return r.base_min_ns > 0 && r.head_min_ns > 0 && std::isfinite(r.base_min_ns) &&
-         std::isfinite(r.head_min_ns);
+bool has_q1(const core::AbRound& r) {
+  return r.base_q1_ns > 0 && r.head_q1_ns > 0 && std::isfinite(r.base_q1_ns) &&
+         std::isfinite(r.head_q1_ns);
 }
 
 // A case's rounds in judged() form: the statistic below reads base_ns and head_ns only.
-TwoLevel two_level_of(std::span<const core::AbRound> judged_rounds, bool fastest);
+TwoLevel two_level_of(std::span<const core::AbRound> judged_rounds, bool q1);
 
 std::vector<double> log_ratios(std::span<const core::AbRound> rounds) {
   std::vector<double> d;
@@ -127,11 +127,11 @@ double TwoLevel::p_two_sided() const {
   return 2 * (1 - stats::student_t_cdf(std::fabs(shift) / se, pairs - 1));
 }
 
-bool judged_on_fastest(std::span<const core::AbRound> rounds) {
+bool judged_on_q1(std::span<const core::AbRound> rounds) {
   bool any = false;
   for (const auto& r : rounds) {
     if (!usable(r)) continue;
-    if (!has_fastest(r)) return false;
+    if (!has_q1(r)) return false;
     any = true;
   }
   return any;
@@ -139,21 +139,21 @@ bool judged_on_fastest(std::span<const core::AbRound> rounds) {
 
 std::vector<core::AbRound> judged(std::span<const core::AbRound> rounds) {
   std::vector<core::AbRound> out(rounds.begin(), rounds.end());
-  if (judged_on_fastest(rounds))
+  if (judged_on_q1(rounds))
     for (auto& r : out)
-      if (usable(r)) r.base_ns = r.base_min_ns, r.head_ns = r.head_min_ns;
+      if (usable(r)) r.base_ns = r.base_q1_ns, r.head_ns = r.head_q1_ns;
   return out;
 }
 
 TwoLevel two_level(std::span<const core::AbRound> rounds) {
-  return two_level_of(judged(rounds), judged_on_fastest(rounds));
+  return two_level_of(judged(rounds), judged_on_q1(rounds));
 }
 
 namespace {
 
-TwoLevel two_level_of(std::span<const core::AbRound> rounds, bool fastest) {
+TwoLevel two_level_of(std::span<const core::AbRound> rounds, bool q1) {
   TwoLevel t;
-  t.fastest = fastest;
+  t.q1 = q1;
   std::vector<double> m, v;
   for (const auto& [pass, d] : log_ratios_by_pair(rounds)) {
     if (static_cast<int>(d.size()) < min_pair_rounds) {
@@ -249,8 +249,9 @@ StopCheck check_stop(std::span<const core::AbRound> rounds, double tolerance,
 namespace {
 
 // The typical time of each side: the geometric mean over pairs of workers of each pair's median
-// judged batch time (its fastest call, where recorded), so both sides weigh the pairs alike (a pooled median would mix the machine's
-// states differently on the two sides and can even move against the paired ratio).
+// judged batch time (its lower quartile, where recorded), so both sides weigh the pairs alike (a
+// pooled median would mix the machine's states differently on the two sides and can even move
+// against the paired ratio).
 std::pair<double, double> side_times(std::span<const core::AbRound> rounds) {
   std::map<int, std::pair<std::vector<double>, std::vector<double>>> by;
   for (const auto& r : rounds)
@@ -280,7 +281,7 @@ std::string what_would_tell(const TwoLevel& t, const PairedCase& pc, double tol,
 // What the interval rests on: "paired, 4 worker pairs, 64 rounds, pairs 0.991x-1.012x".
 std::string basis_of(const TwoLevel& t, std::size_t without_time) {
   std::string b = fmt::format("paired on {}, {} worker pairs, {} rounds, pairs {:.3f}x-{:.3f}x",
-                              t.fastest ? "fastest calls" : "batch medians", t.pairs, t.rounds,
+                              t.q1 ? "lower quartiles" : "batch medians", t.pairs, t.rounds,
                               std::exp(t.pair_low), std::exp(t.pair_high));
   if (t.left_out)
     b += fmt::format(", {} pair(s) under {} rounds left out", t.left_out, min_pair_rounds);
@@ -351,7 +352,7 @@ std::optional<Pending> judge(const PairedCase& pc, CaseVerdict& v, const Options
   std::tie(v.baseline_median_ns, v.candidate_median_ns) = side_times(rounds);
   const std::string& bt = pc.base->timing;
   const std::string& ht = pc.head->timing;
-  const TwoLevel t = two_level_of(rounds, judged_on_fastest(pc.rounds));
+  const TwoLevel t = two_level_of(rounds, judged_on_q1(pc.rounds));
   if (!bt.empty() && !ht.empty() && bt != ht) {
     v.method.clear();
     v.verdict = Verdict::inconclusive;

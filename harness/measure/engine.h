@@ -75,9 +75,8 @@ WarmUp warm_up(Timer& timer, const core::MeasureSettings& settings, const Option
 
 // Samples for about `batch_ns` of wall time, and at least `min_calls` (at least one), at most
 // `max_calls`. Each sample is stamped with its epoch time. attnprof ab judges a batch by its
-// fastest call, which needs a few calls to choose from also where a call is long.
-std::vector<core::Sample> sample_batch(Timer& timer, double batch_ns, int min_calls,
-                                       int max_calls);
+// lower quartile, which needs a few calls to stand on also where a call is long.
+std::vector<core::Sample> sample_batch(Timer& timer, double batch_ns, int min_calls, int max_calls);
 
 // Marks throttled samples (step 3) and summarizes the kept ones; converged says whether the
 // settings' CI target is met. `dropped`, when given, receives how many were marked.

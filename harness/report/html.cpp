@@ -182,12 +182,12 @@ std::string memory_diff_table(const std::vector<MemoryDiff>& memory) {
   return table({"figure", "base", "head", ""}, body);
 }
 
-// Head/base ratio per round, of the times the gate judged (gate::judged: each batch's fastest
-// call where recorded), the tolerance band around 1.
+// Head/base ratio per round, of the times the gate judged (gate::judged: each batch's lower
+// quartile where recorded), the tolerance band around 1.
 std::string rounds_svg(const AbCase& ab, double tolerance) {
   AbCase a = ab;
   a.rounds = gate::judged(ab.rounds);
-  const char* which = gate::judged_on_fastest(ab.rounds) ? "fastest calls" : "batch medians";
+  const char* which = gate::judged_on_q1(ab.rounds) ? "lower quartiles" : "batch medians";
   double lo = 1 - tolerance, hi = 1 + tolerance;
   for (const auto& r : a.rounds)
     if (r.base_ns > 0)

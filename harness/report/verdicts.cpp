@@ -159,9 +159,9 @@ nlohmann::json ab_json(const AbDetail& ab) {
     json rounds = json::array(), ops = json::array();
     for (const auto& x : a.rounds) {
       json round = {{"base_ns", x.base_ns}, {"head_ns", x.head_ns}, {"head_first", x.head_first()}};
-      if (x.base_min_ns > 0 && x.head_min_ns > 0) {
-        round["base_min_ns"] = x.base_min_ns;
-        round["head_min_ns"] = x.head_min_ns;
+      if (x.base_q1_ns > 0 && x.head_q1_ns > 0) {
+        round["base_q1_ns"] = x.base_q1_ns;
+        round["head_q1_ns"] = x.head_q1_ns;
       }
       rounds.push_back(std::move(round));
     }

@@ -14,7 +14,7 @@ void Database::write_rounds(const std::string& pair_id, const std::vector<AbRoun
   sql::Transaction tx(m_db);
   sql::Statement ins(m_db,
                      "INSERT OR REPLACE INTO ab_rounds(pair_id, case_key, round, base_first, "
-                     "base_ns, head_ns, base_n, head_n, at_ns, pass, base_min_ns, head_min_ns) "
+                     "base_ns, head_ns, base_n, head_n, at_ns, pass, base_q1_ns, head_q1_ns) "
                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& r : rounds)
     ins.bind(1, pair_id)
@@ -27,8 +27,8 @@ void Database::write_rounds(const std::string& pair_id, const std::vector<AbRoun
         .bind(8, r.head_n)
         .bind(9, r.at_ns)
         .bind(10, r.pass)
-        .bind(11, r.base_min_ns)
-        .bind(12, r.head_min_ns)
+        .bind(11, r.base_q1_ns)
+        .bind(12, r.head_q1_ns)
         .run();
   tx.commit();
 }
@@ -37,7 +37,7 @@ std::vector<AbRound> Database::rounds(const std::string& pair_id) {
   std::vector<AbRound> out;
   sql::Statement st(m_db,
                     "SELECT case_key, round, base_first, base_ns, head_ns, base_n, head_n, at_ns, "
-                    "pass, base_min_ns, head_min_ns FROM ab_rounds WHERE pair_id = ? "
+                    "pass, base_q1_ns, head_q1_ns FROM ab_rounds WHERE pair_id = ? "
                     "ORDER BY case_key, round");
   st.bind(1, pair_id);
   while (st.step()) {
@@ -51,8 +51,8 @@ std::vector<AbRound> Database::rounds(const std::string& pair_id) {
     r.head_n = static_cast<int>(st.int64(6));
     r.at_ns = st.int64(7);
     r.pass = static_cast<int>(st.int64(8));
-    r.base_min_ns = st.real(9);
-    r.head_min_ns = st.real(10);
+    r.base_q1_ns = st.real(9);
+    r.head_q1_ns = st.real(10);
     out.push_back(std::move(r));
   }
   return out;

@@ -184,13 +184,13 @@ constexpr const char* v10 = R"sql(
 ALTER TABLE cases ADD COLUMN kernels TEXT;
 )sql";
 
-// v11: each A/B batch's fastest call beside its median. The paired gate judges the fastest call
-// (gate/paired.h): on a busy machine a batch's median flips between calls that ran alone and
-// calls that shared a CPU. Rounds stored before v11 read as 0, not recorded, and are judged on
-// their medians as before.
+// v11: each A/B batch's lower quartile beside its median. The paired gate judges the lower
+// quartile (gate/paired.h): on a busy machine a batch's median flips between calls that ran
+// alone and calls that shared a CPU. Rounds stored before v11 read as 0, not recorded, and are
+// judged on their medians as before.
 constexpr const char* v11 = R"sql(
-ALTER TABLE ab_rounds ADD COLUMN base_min_ns REAL NOT NULL DEFAULT 0;
-ALTER TABLE ab_rounds ADD COLUMN head_min_ns REAL NOT NULL DEFAULT 0;
+ALTER TABLE ab_rounds ADD COLUMN base_q1_ns REAL NOT NULL DEFAULT 0;
+ALTER TABLE ab_rounds ADD COLUMN head_q1_ns REAL NOT NULL DEFAULT 0;
 )sql";
 
 constexpr Migration chain[] = {
@@ -204,7 +204,7 @@ constexpr Migration chain[] = {
     {8, "cases: the reference each output was checked against (none: not checked)", v8},
     {9, "samples: time runnable but waiting for a CPU (descheduling)", v9},
     {10, "cases: the kernels (GPU) or ATen ops (CPU) each ran", v10},
-    {11, "A/B rounds: each batch's fastest call beside its median", v11},
+    {11, "A/B rounds: each batch's lower quartile beside its median", v11},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

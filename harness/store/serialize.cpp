@@ -14,8 +14,8 @@ json to_json(const AbRound& r) {
             {"base_ns", r.base_ns}, {"head_ns", r.head_ns}, {"base_n", r.base_n},
             {"head_n", r.head_n},   {"at_ns", r.at_ns},     {"pass", r.pass}};
   // Only where recorded: an export of rounds from before schema v11 reads back as it was.
-  if (r.base_min_ns > 0) j["base_min_ns"] = r.base_min_ns;
-  if (r.head_min_ns > 0) j["head_min_ns"] = r.head_min_ns;
+  if (r.base_q1_ns > 0) j["base_q1_ns"] = r.base_q1_ns;
+  if (r.head_q1_ns > 0) j["head_q1_ns"] = r.head_q1_ns;
   return j;
 }
 
@@ -32,26 +32,24 @@ AbRound ab_round_from_json(const json& j) {
   read_field(j, "head_n", r.head_n);
   read_field(j, "at_ns", r.at_ns);
   read_field(j, "pass", r.pass);  // absent in exports made before schema v6: one pair, pass 0
-  read_field(j, "base_min_ns", r.base_min_ns);  // absent before schema v11: not recorded
-  read_field(j, "head_min_ns", r.head_min_ns);
+  read_field(j, "base_q1_ns", r.base_q1_ns);  // absent before schema v11: not recorded
+  read_field(j, "head_q1_ns", r.head_q1_ns);
   if (r.pass < 0) throw FieldError("pass", fmt::format("expected 0 or more, got {}", r.pass));
   if (r.round < 0) throw FieldError("round", fmt::format("expected 0 or more, got {}", r.round));
   for (auto [key, ns] : {std::pair{"base_ns", r.base_ns}, std::pair{"head_ns", r.head_ns}})
     if (!(ns > 0) || !std::isfinite(ns))
       throw FieldError(key, fmt::format("a batch median must be above 0, got {}", ns));
   for (auto [key, ns] :
-       {std::pair{"base_min_ns", r.base_min_ns}, std::pair{"head_min_ns", r.head_min_ns}}) {
+       {std::pair{"base_q1_ns", r.base_q1_ns}, std::pair{"head_q1_ns", r.head_q1_ns}}) {
     if (ns < 0 || !std::isfinite(ns))
-      throw FieldError(key, fmt::format("a batch's fastest call is 0 (not recorded) or above, "
-                                        "got {}",
-                                        ns));
+      throw FieldError(
+          key, fmt::format("a batch's lower quartile is 0 (not recorded) or above, got {}", ns));
   }
-  if (r.base_min_ns > r.base_ns || r.head_min_ns > r.head_ns)
-    throw FieldError(r.base_min_ns > r.base_ns ? "base_min_ns" : "head_min_ns",
-                     "a batch's fastest call is slower than its median");
-  if ((r.base_min_ns > 0) != (r.head_min_ns > 0))
-    throw FieldError(r.base_min_ns > 0 ? "head_min_ns" : "base_min_ns",
-                     "recorded for one side only");
+  if (r.base_q1_ns > r.base_ns || r.head_q1_ns > r.head_ns)
+    throw FieldError(r.base_q1_ns > r.base_ns ? "base_q1_ns" : "head_q1_ns",
+                     "a batch's lower quartile is above its median");
+  if ((r.base_q1_ns > 0) != (r.head_q1_ns > 0))
+    throw FieldError(r.base_q1_ns > 0 ? "head_q1_ns" : "base_q1_ns", "recorded for one side only");
   for (auto [key, n] : {std::pair{"base_n", r.base_n}, std::pair{"head_n", r.head_n}})
     if (n < 1) throw FieldError(key, fmt::format("a batch has at least 1 sample, got {}", n));
   return r;

@@ -78,7 +78,8 @@ TEST_SUITE("cli.worker") {
                             workload("b", "\"op:attnprof_test::attention_hang\"") +
                             workload("c", "\"op:attnprof_test::attention\"", 48)));
     const std::string db = (d.path / "r.db").string();
-    sh("cd '" + d.path.string() + "' && ( '" ATTNPROF_BINARY_DIR "/attnprof' run s.yaml --db r.db " +
+    sh("cd '" + d.path.string() +
+       "' && ( '" ATTNPROF_BINARY_DIR "/attnprof' run s.yaml --db r.db " +
        "--case-timeout 120 --plugin '" + plugin + "' > log 2>&1 & echo $! > pid )");
     // Wait until the first case is stored (the second one hangs), then kill the parent hard.
     std::string stored;
@@ -93,8 +94,8 @@ TEST_SUITE("cli.worker") {
     const std::string first =
         sh("sqlite3 '" + db + "' 'SELECT count(*) FROM samples'");  // the finished case's samples
 
-    Result r = attnprof(d.path, "run s.yaml --db r.db --resume latest --case-timeout 3 --plugin '" +
-                                    plugin + "'");
+    Result r = attnprof(
+        d.path, "run s.yaml --db r.db --resume latest --case-timeout 3 --plugin '" + plugin + "'");
     INFO(r.out);
     CHECK(r.out.find("resuming run") != std::string::npos);
     CHECK(r.out.find("1 of 3 case(s) stored, 2 to run") != std::string::npos);
@@ -121,8 +122,8 @@ TEST_SUITE("cli.worker") {
 
   TEST_CASE("a misspelt plugin op is bad input before anything is measured") {
     TempDir d;
-    d.write("s.yaml", suite(workload("a", "eager") +
-                            workload("b", "\"op:attnprof_test::attentoin\"")));
+    d.write("s.yaml",
+            suite(workload("a", "eager") + workload("b", "\"op:attnprof_test::attentoin\"")));
     Result v = attnprof(d.path, "validate s.yaml --plugin '" + plugin + "'");
     INFO(v.out);
     CHECK(v.rc == 2);
@@ -131,7 +132,7 @@ TEST_SUITE("cli.worker") {
                      "\"attnprof_test::attention\"?)") != std::string::npos);
     Result r = attnprof(d.path, "run s.yaml --db r.db --plugin '" + plugin + "'");
     CHECK(r.rc == 2);
-    CHECK(r.out.find("[1/") == std::string::npos);  // nothing ran
+    CHECK(r.out.find("[1/") == std::string::npos);       // nothing ran
     CHECK(attnprof(d.path, "validate s.yaml").rc == 0);  // without plugins: syntax only
   }
 
@@ -188,21 +189,20 @@ TEST_SUITE("cli.worker") {
     CHECK(dur.out.find("--time-limit: expected seconds or a duration such as 90s or 3min, got "
                        "3parsecs") != std::string::npos);
     // A duration as a scenario writes it is taken (here a limit the session stays well within).
-    Result aa = attnprof(d.path, "ab s.yaml --db ab.db --time-limit 10min --base '"
-                                 ATTNPROF_BINARY_DIR "'" + both);
+    Result aa = attnprof(
+        d.path, "ab s.yaml --db ab.db --time-limit 10min --base '" ATTNPROF_BINARY_DIR "'" + both);
     INFO(aa.out);
     CHECK(aa.rc == 0);
     CHECK(aa.out.find("1 unchanged") != std::string::npos);
     // Settled on at least 3 pairs of fresh workers, every round stored with its pair.
-    CHECK(aa.out.find("each case measured by 3 to 12 pairs of fresh workers") !=
-          std::string::npos);
-    CHECK(aa.out.find("paired on fastest calls, ") != std::string::npos);
+    CHECK(aa.out.find("each case measured by 3 to 12 pairs of fresh workers") != std::string::npos);
+    CHECK(aa.out.find("paired on lower quartiles, ") != std::string::npos);
     CHECK(sh("sqlite3 '" + (d.path / "ab.db").string() +
              "' \"SELECT count(DISTINCT pass) >= 3 FROM ab_rounds\"") == "1\n");
-    // Every round keeps each batch's fastest call beside its median, from 8 calls or more.
+    // Every round keeps each batch's lower quartile beside its median, from 8 calls or more.
     CHECK(sh("sqlite3 '" + (d.path / "ab.db").string() +
-             "' \"SELECT count(*) FROM ab_rounds WHERE NOT (base_min_ns > 0 AND base_min_ns <= "
-             "base_ns AND head_min_ns > 0 AND head_min_ns <= head_ns AND base_n >= 8 AND "
+             "' \"SELECT count(*) FROM ab_rounds WHERE NOT (base_q1_ns > 0 AND base_q1_ns <= "
+             "base_ns AND head_q1_ns > 0 AND head_q1_ns <= head_ns AND base_n >= 8 AND "
              "head_n >= 8)\"") == "0\n");
 
     Result slow = attnprof(d.path, "ab s.yaml --db ab.db --base '" ATTNPROF_BINARY_DIR "'" + both +

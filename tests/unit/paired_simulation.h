@@ -38,9 +38,9 @@ struct Drift {
   double sample_noise = 0.03;    // sd of one sample's log time
   double outlier_chance = 0.02;  // a preempted sample takes 1.5x to 3x as long
   int batch = 5;                 // samples per batch
-  // Record each batch's fastest call beside its median (core::AbRound::base_min_ns), as attnprof
+  // Record each batch's lower quartile beside its median (core::AbRound::base_q1_ns), as attnprof
   // ab does; off, the rounds are judged on their medians.
-  bool record_fastest = false;
+  bool record_q1 = false;
 };
 
 struct Simulated {
@@ -126,9 +126,9 @@ class Machine {
       std::vector<double>& h = round.head_first() ? first : second;
       round.base_ns = stats::median(b);
       round.head_ns = stats::median(h);
-      if (m_drift.record_fastest) {
-        round.base_min_ns = *std::min_element(b.begin(), b.end());
-        round.head_min_ns = *std::min_element(h.begin(), h.end());
+      if (m_drift.record_q1) {
+        round.base_q1_ns = stats::quantile(b, 0.25);
+        round.head_q1_ns = stats::quantile(h, 0.25);
       }
       s.base_samples.insert(s.base_samples.end(), b.begin(), b.end());
       s.head_samples.insert(s.head_samples.end(), h.begin(), h.end());

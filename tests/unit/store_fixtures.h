@@ -80,7 +80,7 @@ inline core::Run make_run(const std::string& commit, std::int64_t started_ns, in
 }
 
 // The two runs of an A/B pair (one case each) and `rounds` rounds of it, base_ns 100 + i and
-// head_ns 110 + i (their fastest calls 90 + i and 99 + i), base first in even rounds.
+// head_ns 110 + i (their lower quartiles 90 + i and 99 + i), base first in even rounds.
 struct PairFixture {
   core::Run base, head;
   std::vector<core::AbRound> rounds;

@@ -61,8 +61,8 @@ TEST_SUITE("store::Database runs written case by case") {
     REQUIRE(back.size() == 3);
     CHECK(back[1].base_ns == 101);
     CHECK(back[1].head_ns == 111);
-    CHECK(back[1].base_min_ns == 91);
-    CHECK(back[1].head_min_ns == 100);
+    CHECK(back[1].base_q1_ns == 91);
+    CHECK(back[1].head_q1_ns == 100);
     CHECK_FALSE(back[1].base_first);
     CHECK(db.load_run(h)->pair_id == "pair-1");
     // Pruning both runs drops their rounds too.

@@ -15,8 +15,8 @@ const std::string fake = std::string(ATTNPROF_TEST_DATA) + "/workers/fake-worker
 }  // namespace
 
 TEST_SUITE("ab::run_case") {
-  TEST_CASE("rounds pair each side's batch median and fastest call, in balanced random order") {
-    // Each batch: one call at --ns, two at --slow (calls that shared a CPU, say).
+  TEST_CASE("rounds pair each side's batch median and lower quartile, in balanced random order") {
+    // Each batch: two calls at --ns, three at --slow (calls that shared a CPU, say).
     worker::Supervisor base({fake, {"--ns=1000", "--slow=1500"}, "base"});
     worker::Supervisor head({fake, {"--ns=1100", "--slow=2000"}, "head"});
     core::Case c;
@@ -40,9 +40,9 @@ TEST_SUITE("ab::run_case") {
       CHECK(r.round == static_cast<int>(i));
       CHECK(r.base_ns == 1500);
       CHECK(r.head_ns == 2000);
-      CHECK(r.base_min_ns == 1000);
-      CHECK(r.head_min_ns == 1100);
-      CHECK(r.base_n == 3);
+      CHECK(r.base_q1_ns == 1000);
+      CHECK(r.head_q1_ns == 1100);
+      CHECK(r.base_n == 5);
       base_first += r.base_first;
       // ABBA: rounds 2k and 2k+1 run in opposite orders.
       if (i % 2 == 1) CHECK(r.base_first != out.rounds[i - 1].base_first);
@@ -131,8 +131,7 @@ ab::SessionOptions few_rounds() {
 TEST_SUITE("ab::Session") {
   TEST_CASE("each case gets fresh pairs of workers until the stop rule settles it, at least 3") {
     TempSink s;
-    ab::Session session({fake, {"--ns=1000"}, "base"}, {fake, {"--ns=1100"}, "head"},
-                        few_rounds());
+    ab::Session session({fake, {"--ns=1000"}, "base"}, {fake, {"--ns=1100"}, "head"}, few_rounds());
     std::vector<int> pairs;
     ab::Observer watch;
     watch.pair_started = [&](int pair, int cases) {

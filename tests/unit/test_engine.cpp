@@ -175,7 +175,7 @@ TEST_SUITE("measure::engine") {
   TEST_CASE("a batch takes at least its fewest calls, whatever the time, and at most its most") {
     ScriptedTimer t([](int) { return ns(1e6); });
     // No time asked for: the fewest calls alone decide (attnprof ab's rounds need several calls
-    // for a batch's fastest one to mean something, also where one call is long).
+    // for a batch's lower quartile to mean something, also where one call is long).
     CHECK(measure::sample_batch(t, 0, 8, 100000).size() == 8);
     CHECK(measure::sample_batch(t, 0, 0, 100000).size() == 1);  // never an empty batch
     CHECK(measure::sample_batch(t, 0, 8, 3).size() == 3);       // the most wins

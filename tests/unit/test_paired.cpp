@@ -100,10 +100,10 @@ TEST_SUITE("gate::paired") {
     CHECK(v[0].reason.find(" more minutes") != std::string::npos);
   }
 
-  TEST_CASE("a busy machine's rounds are judged on each batch's fastest call where recorded") {
-    // Every batch holds calls that ran alone (100 us, the fastest) and calls that shared a CPU;
-    // which way each batch's median falls is a coin toss per side and round (100 or 160 us).
-    // The fastest calls agree round after round; the medians swing by 60%.
+  TEST_CASE("a busy machine's rounds are judged on each batch's lower quartile where recorded") {
+    // Every batch holds calls that ran alone (100 us) and calls that shared a CPU; which way each
+    // batch's median falls is a coin toss per side and round (100 or 160 us). The lower
+    // quartiles stay with the calls that ran alone round after round; the medians swing by 60%.
     stats::Rng rng(11);
     auto busy = [&](double ratio) {
       std::vector<core::AbRound> rounds;
@@ -111,9 +111,9 @@ TEST_SUITE("gate::paired") {
         for (int i = 0; i < 16; ++i) {
           core::AbRound r = round_of(rng.below(2) ? 1.6e5 : 1e5, 0, i % 2 == 1, j);
           r.head_ns = (rng.below(2) ? 1.6e5 : 1e5) * ratio;
-          r.base_min_ns = 1e5 * std::exp(0.002 * rng.normal());
-          r.head_min_ns = std::min(r.head_ns, 1e5 * ratio * std::exp(0.002 * rng.normal()));
-          r.base_min_ns = std::min(r.base_min_ns, r.base_ns);
+          r.base_q1_ns = 1e5 * std::exp(0.002 * rng.normal());
+          r.head_q1_ns = std::min(r.head_ns, 1e5 * ratio * std::exp(0.002 * rng.normal()));
+          r.base_q1_ns = std::min(r.base_q1_ns, r.base_ns);
           rounds.push_back(r);
         }
       return rounds;
@@ -122,21 +122,21 @@ TEST_SUITE("gate::paired") {
     auto v = gate::compare_paired(cases, tol(0.02));
     INFO(v[0].reason);
     CHECK(v[0].verdict == gate::Verdict::unchanged);
-    CHECK(v[0].reason.find("paired on fastest calls, 4 worker pairs, 64 rounds") !=
+    CHECK(v[0].reason.find("paired on lower quartiles, 4 worker pairs, 64 rounds") !=
           std::string::npos);
     CHECK(v[0].ci_high - v[0].ci_low < 0.01);
     CHECK(v[1].verdict == gate::Verdict::regression);
     CHECK(v[1].ratio == doctest::Approx(1.05).epsilon(0.003));
-    // The side times shown beside the ratio are the fastest calls too: they move with it.
+    // The side times shown beside the ratio are the lower quartiles too: they move with it.
     CHECK(v[1].candidate_median_ns / v[1].baseline_median_ns ==
           doctest::Approx(1.05).epsilon(0.003));
-    CHECK(gate::judged_on_fastest(cases[0].rounds));
-    CHECK(gate::judged(cases[0].rounds)[3].base_ns == cases[0].rounds[3].base_min_ns);
-    // One round without its fastest calls (stored before they were recorded): the whole case is
+    CHECK(gate::judged_on_q1(cases[0].rounds));
+    CHECK(gate::judged(cases[0].rounds)[3].base_ns == cases[0].rounds[3].base_q1_ns);
+    // One round without its lower quartiles (stored before they were recorded): the whole case is
     // judged on its medians, which cannot tell.
-    cases[0].rounds[5].base_min_ns = cases[0].rounds[5].head_min_ns = 0;
+    cases[0].rounds[5].base_q1_ns = cases[0].rounds[5].head_q1_ns = 0;
     v = gate::compare_paired(cases, tol(0.02));
-    CHECK_FALSE(gate::judged_on_fastest(cases[0].rounds));
+    CHECK_FALSE(gate::judged_on_q1(cases[0].rounds));
     CHECK(v[0].verdict == gate::Verdict::inconclusive);
     CHECK(v[0].reason.find("paired on batch medians, 4 worker pairs") != std::string::npos);
     CHECK(gate::judged(cases[0].rounds)[3].base_ns == cases[0].rounds[3].base_ns);

@@ -95,8 +95,8 @@ TEST_SUITE("store::portable") {
     REQUIRE(back.size() == 3);
     CHECK(back[2].base_ns == 102);
     CHECK(back[2].head_ns == 112);
-    CHECK(back[2].base_min_ns == 92);
-    CHECK(back[2].head_min_ns == 101);
+    CHECK(back[2].base_q1_ns == 92);
+    CHECK(back[2].head_q1_ns == 101);
     CHECK(back[2].base_first);
     CHECK(back[2].pass == 1);
     CHECK(back[1].pass == 0);
@@ -133,19 +133,19 @@ TEST_SUITE("store::portable") {
         import_error(db, head + "{\"ab_rounds\":{\"pair\":\"p\",\"rounds\":[" + round + "]}}\n") ==
         "in.jsonl:2: field \"ab_rounds.rounds[0].base_ns\": a batch median must be above 0, "
         "got 0");
-    // A round's fastest calls: recorded for both sides or neither, never slower than the median.
+    // A round's lower quartiles: recorded for both sides or neither, never above the median.
     auto with = [&](const std::string& fields) {
       return head + "{\"ab_rounds\":{\"pair\":\"p\",\"rounds\":[{\"case\":\"k\",\"round\":0," +
              "\"base_first\":true,\"base_ns\":5,\"head_ns\":5,\"base_n\":1,\"head_n\":1," +
              "\"at_ns\":0" + fields + "}]}}\n";
     };
-    CHECK(import_error(db, with(",\"base_min_ns\":4")) ==
-          "in.jsonl:2: field \"ab_rounds.rounds[0].head_min_ns\": recorded for one side only");
-    CHECK(import_error(db, with(",\"base_min_ns\":6,\"head_min_ns\":4")) ==
-          "in.jsonl:2: field \"ab_rounds.rounds[0].base_min_ns\": a batch's fastest call is "
-          "slower than its median");
-    CHECK(import_error(db, with(",\"base_min_ns\":-1,\"head_min_ns\":4")) ==
-          "in.jsonl:2: field \"ab_rounds.rounds[0].base_min_ns\": a batch's fastest call is 0 "
+    CHECK(import_error(db, with(",\"base_q1_ns\":4")) ==
+          "in.jsonl:2: field \"ab_rounds.rounds[0].head_q1_ns\": recorded for one side only");
+    CHECK(import_error(db, with(",\"base_q1_ns\":6,\"head_q1_ns\":4")) ==
+          "in.jsonl:2: field \"ab_rounds.rounds[0].base_q1_ns\": a batch's lower quartile is "
+          "above its median");
+    CHECK(import_error(db, with(",\"base_q1_ns\":-1,\"head_q1_ns\":4")) ==
+          "in.jsonl:2: field \"ab_rounds.rounds[0].base_q1_ns\": a batch's lower quartile is 0 "
           "(not recorded) or above, got -1");
   }
 

@@ -433,7 +433,7 @@ TEST_SUITE("store::schema") {
     CHECK(layout(db) == layout(fresh));
   }
 
-  TEST_CASE("v10 database: A/B rounds gain each batch's fastest call; old rounds judge medians") {
+  TEST_CASE("v10 database: A/B rounds gain each batch's lower quartile; old rounds judge medians") {
     TempDir dir;
     const std::string p = dir.file("v10.db");
     {
@@ -455,20 +455,20 @@ TEST_SUITE("store::schema") {
     auto old = db.rounds("pair-10");
     REQUIRE(old.size() == 1);
     CHECK(old[0].pass == 1);
-    CHECK(old[0].base_min_ns == 0);
-    CHECK(old[0].head_min_ns == 0);
-    CHECK_FALSE(gate::judged_on_fastest(old));
-    // Rounds written after the migration keep their fastest calls.
+    CHECK(old[0].base_q1_ns == 0);
+    CHECK(old[0].head_q1_ns == 0);
+    CHECK_FALSE(gate::judged_on_q1(old));
+    // Rounds written after the migration keep their lower quartiles.
     core::AbRound r = old[0];
     r.round = 1;
-    r.base_min_ns = 90;
-    r.head_min_ns = 95;
+    r.base_q1_ns = 90;
+    r.head_q1_ns = 95;
     db.write_rounds("pair-10", {r});
     auto back = db.rounds("pair-10");
     REQUIRE(back.size() == 2);
-    CHECK(back[1].base_min_ns == 90);
-    CHECK(back[1].head_min_ns == 95);
-    CHECK(gate::judged_on_fastest(std::vector<core::AbRound>{back[1]}));
+    CHECK(back[1].base_q1_ns == 90);
+    CHECK(back[1].head_q1_ns == 95);
+    CHECK(gate::judged_on_q1(std::vector<core::AbRound>{back[1]}));
     auto fresh = Database::open(dir.file("fresh.db"));
     CHECK(layout(db) == layout(fresh));
   }
