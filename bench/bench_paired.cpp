@@ -128,7 +128,7 @@ void busy_machine(int sessions, const testing::Workers& w, const gate::StopRule&
       "\n3. busy machine: %.0f%% of calls share a CPU (1.5-3x), batches of 8, stop rule "
       "%d-%d pairs of %d rounds, worker bias sd %.1f%%, %d sessions, tolerance 1%%\n",
       busy * 100, rule.min_pairs, rule.max_pairs, w.rounds, w.bias_sd * 100, sessions);
-  std::printf("  %5s %-14s | %5s %5s %5s %5s | %6s | %5s\n", "slow", "judged on", "reg", "impr",
+  std::printf("  %5s %-15s | %5s %5s %5s %5s | %6s | %5s\n", "slow", "judged on", "reg", "impr",
               "unch", "inc", "cov99", "pairs");
   for (double slow : {0.0, 0.02, 0.05, 0.10}) {
     for (bool q1 : {false, true}) {
@@ -143,7 +143,7 @@ void busy_machine(int sessions, const testing::Workers& w, const gate::StopRule&
         t.add(out.verdict, 1 + slow);
         t.pairs += out.pairs;
       }
-      std::printf("  %4.0f%% %-14s | %4.1f%% %4.1f%% %4.1f%% %4.1f%% | %5.1f%% | %5.2f\n",
+      std::printf("  %4.0f%% %-15s | %4.1f%% %4.1f%% %4.1f%% %4.1f%% | %5.1f%% | %5.2f\n",
                   slow * 100, q1 ? "lower quartiles" : "batch medians", t.pct(t.reg), t.pct(t.impr),
                   t.pct(t.unch), t.pct(t.n - t.reg - t.impr - t.unch), t.pct(t.covered),
                   double(t.pairs) / t.n);
