@@ -11,6 +11,7 @@
 #include "harness/env/environment.h"
 #include "harness/kernel/package.h"
 #include "harness/stats/rng.h"
+#include "harness/util/machine.h"
 
 namespace attnprof::ab {
 namespace {
@@ -94,6 +95,30 @@ void Session::start_pair(int pair) {
       m_options.randomize_layout ? padded(m_base_spawn, rng) : m_base_spawn);
   m_head = std::make_unique<worker::Supervisor>(
       m_options.randomize_layout ? padded(m_head_spawn, rng) : m_head_spawn);
+  // Its own stream, so that the padding's draws stay what they were.
+  stats::Rng cpu_rng((m_options.seed ^ 0x637075ull) + static_cast<std::uint64_t>(pair));
+  m_cpu_order = util::allowed_cpus();
+  for (std::size_t i = m_cpu_order.size(); i > 1; --i)
+    std::swap(m_cpu_order[i - 1], m_cpu_order[cpu_rng.below(static_cast<std::uint32_t>(i))]);
+}
+
+// Rounds alternate the two workers, so a CPU that a neighbour keeps busy slows both alike only
+// when both run on it: left to the scheduler, one worker of a pair can sit on a busy core and the
+// other on a free one for the pair's whole life, a bias of the pair. Measured with 1-thread
+// cases beside bursty load on 2 cores, 4 sessions each, alternating (docs/statistics.md): the
+// pairs' estimates spread by 1.7-2.0% (sd) with the workers free and 0.4-1.0% on shared CPUs,
+// and sessions settled a 5% slowdown in 32-40 s instead of 41-58 s. Each pair draws its CPUs
+// afresh, so which CPU it was is a bias of the pair, which the two-level interval allows for.
+// A case with as many threads as CPUs (threads: 0, the default, is the physical cores) and a
+// GPU case keep every CPU. A worker restarted within a case runs that case unpinned.
+void Session::share_cpus(const core::Case& c) {
+  if (!m_options.share_cpus) return;
+  std::vector<int> cpus = m_cpu_order;
+  const int threads = c.hardware.threads;
+  if (c.hardware.device == "cpu" && threads > 0 && threads < static_cast<int>(cpus.size()))
+    cpus.resize(static_cast<std::size_t>(threads));
+  std::sort(cpus.begin(), cpus.end());
+  for (worker::Supervisor* w : {m_base.get(), m_head.get()}) util::pin_process(w->pid(), cpus);
 }
 
 std::map<std::string, double> Session::pair_seconds() const {
@@ -111,6 +136,7 @@ std::string Session::measure(const core::Case& c, int pair, Sink& sink) {
   o.pass = pair;
   o.first_round = static_cast<int>(m_rounds[c.key].size());
   o.trace = o.trace && pair == 0;  // pair 0's cost matrices stand
+  share_cpus(c);
   CaseOutcome out = run_case(*m_base, *m_head, c, o);
   if (pair == 0) {
     sink.db.write_case(sink.base_run, out.base);

@@ -41,6 +41,9 @@ struct SessionOptions {
   gate::Options gate;            // the tolerance of each case
   double time_limit_s = 0;       // no pair starts that would end after this; 0: no limit
   bool randomize_layout = true;  // a random-length environment variable in every worker
+  // Both workers of a pair on the same CPUs for a CPU case with fewer threads than this process
+  // may use: a random draw of as many CPUs as it has threads, per pair (Session::share_cpus).
+  bool share_cpus = true;
   std::uint64_t seed = 0x6c61796f7574ull;  // the layout padding
 };
 
@@ -88,11 +91,13 @@ class Session {
 
  private:
   void start_pair(int pair);
+  void share_cpus(const core::Case& c);
   std::string measure(const core::Case& c, int pair, Sink& sink);
 
   worker::Spawn m_base_spawn, m_head_spawn;
   SessionOptions m_options;
   std::unique_ptr<worker::Supervisor> m_base, m_head;
+  std::vector<int> m_cpu_order;  // this pair's draw of the allowed CPUs (share_cpus)
   std::map<std::string, CaseCourse> m_courses;
   std::map<std::string, std::vector<core::AbRound>> m_rounds;
   int m_pairs = 0;

@@ -66,6 +66,9 @@ void add_ab_session_options(CLI::App& sub, AbArgs& a) {
   sub.add_flag("!--no-layout-padding", a.layout_pad,
                "Start the workers without a random-length environment variable (it moves their "
                "initial stack, a layout bias each pair of workers then has its own draw of)");
+  sub.add_flag("!--no-shared-cpus", a.share_cpus,
+               "Leave each worker's CPUs to the scheduler; by default both workers of a pair run "
+               "a CPU case with fewer threads than CPUs on the same CPUs, drawn per pair");
   sub.add_option("--budget-scale", a.budget_scale,
                  "Scale each case's time budget (measure.time_budget) for its rounds")
       ->capture_default_str();
@@ -140,6 +143,7 @@ ab::SessionOptions session_options(const AbArgs& a, const gate::Options& opts) {
   so.gate = opts;
   so.time_limit_s = a.time_limit_s;
   so.randomize_layout = a.layout_pad;
+  so.share_cpus = a.share_cpus;
   return so;
 }
 

@@ -24,6 +24,7 @@ struct AbArgs {
   gate::FindingRules findings;
   bool strict = false, no_trace = false, accept_from_commit = false, confirm = true;
   bool layout_pad = true;
+  bool share_cpus = true;
   double batch_ms = 25, case_timeout_s = 0, budget_scale = 1, time_limit_s = 0;
   int max_rounds = 16, diff_rows = 8, min_pairs = 3, max_pairs = 12;
   std::string base_commit;

@@ -4,13 +4,24 @@
 // the kernel says is available and this cgroup's limit).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace attnprof::util {
 
 // CPUs in this process's affinity mask; at least 1.
 int usable_cpus();
+
+// The CPUs in this process's affinity mask, ascending; at least one (CPU 0 when unreadable).
+std::vector<int> allowed_cpus();
+
+// Restricts every thread of process `pid` (each task in /proc/PID/task) to `cpus`; threads it
+// starts later inherit the mask of the thread that starts them. False when a thread could not be
+// moved (it ended meanwhile, or the process is not ours); the others are moved all the same.
+bool pin_process(pid_t pid, const std::vector<int>& cpus);
 
 // Threads per case at most: 4 x usable_cpus(). More only queue for the cores (100000 threads
 // spent a case's whole deadline starting), while a few more than the cores is a fair question

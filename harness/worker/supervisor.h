@@ -64,6 +64,9 @@ class Supervisor {
 
   // The worker's stderr lines since the last call; none are lost when a worker is replaced.
   std::vector<std::string> take_stderr();
+  // The current worker's process id (starts one if none is running): attnprof ab places both
+  // workers of a pair on the same CPUs (ab::Session).
+  pid_t pid() { return client().pid(); }
   // How many workers have been started (1 + replacements).
   int starts() const { return m_starts; }
   const Spawn& spawn() const { return m_spawn; }

@@ -1,9 +1,11 @@
 // attnprof ab's interleaving and its session of pairs of workers, against stand-in workers
 // that report fixed times.
 #include <doctest/doctest.h>
+#include <sched.h>
 
 #include "harness/ab/driver.h"
 #include "harness/ab/session.h"
+#include "harness/util/machine.h"
 #include "store_fixtures.h"
 
 using namespace attnprof;
@@ -119,6 +121,16 @@ core::Case math_case(const std::string& key) {
   return c;
 }
 
+// The CPUs process `pid` may run on, ascending.
+std::vector<int> cpus_of(pid_t pid) {
+  cpu_set_t set;
+  REQUIRE(sched_getaffinity(pid, sizeof set, &set) == 0);
+  std::vector<int> out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
+  return out;
+}
+
 ab::SessionOptions few_rounds() {
   ab::SessionOptions o;
   o.rounds.batch_ms = 1;
@@ -176,5 +188,44 @@ TEST_SUITE("ab::Session") {
     CHECK(session.pairs_started() == 1);
     CHECK(session.courses().at("m/crash-me/s/k").state == "not measured on both sides");
     CHECK(s.db.rounds("pair-1").empty());
+  }
+
+  TEST_CASE("both workers of a pair run a case of fewer threads than CPUs on the same CPUs") {
+    const std::vector<int> all = util::allowed_cpus();
+    if (all.size() < 2) {
+      MESSAGE("one CPU allowed here: nothing to share");
+      return;
+    }
+    core::Case one = math_case("m/w/one/sdpa.math");
+    one.hardware.threads = 1;
+    core::Case every = math_case("m/w/every/sdpa.math");  // threads 0: the physical cores
+    {
+      TempSink s;
+      ab::Session session({fake, {"--ns=1000"}, "base"}, {fake, {"--ns=1100"}, "head"},
+                          few_rounds());
+      session.run({one}, s.sink, {});
+      const std::vector<int> base = cpus_of(session.base().pid());
+      CHECK(base.size() == 1);
+      CHECK(cpus_of(session.head().pid()) == base);
+    }
+    {
+      // The same pair measures the 1-thread case, then one of every thread: all CPUs again.
+      TempSink s;
+      ab::Session session({fake, {"--ns=1000"}, "base"}, {fake, {"--ns=1100"}, "head"},
+                          few_rounds());
+      session.run({one, every}, s.sink, {});
+      CHECK(cpus_of(session.base().pid()) == all);
+      CHECK(cpus_of(session.head().pid()) == all);
+    }
+    {
+      // --no-shared-cpus: the scheduler's choice, every CPU allowed.
+      TempSink s;
+      ab::SessionOptions o = few_rounds();
+      o.share_cpus = false;
+      ab::Session session({fake, {"--ns=1000"}, "base"}, {fake, {"--ns=1100"}, "head"}, o);
+      session.run({one}, s.sink, {});
+      CHECK(cpus_of(session.base().pid()) == all);
+      CHECK(cpus_of(session.head().pid()) == all);
+    }
   }
 }
