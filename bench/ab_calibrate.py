@@ -20,6 +20,8 @@ run on purpose (minutes to hours), never by ctest:
   bench/ab_calibrate.py power --sessions 10 --slowdowns 0.02,0.05,0.10
   bench/ab_calibrate.py aa --attnprof /old/build/attnprof ...   # an older attnprof, same workers
   bench/ab_calibrate.py aa --suite builtin --compare-padding     # layout padding on and off
+  bench/ab_calibrate.py power --slowdowns 0.05 --threads 1 --compare-cpus --load 2
+                                                # the pair's workers on shared CPUs or not
 
 --minutes bounds the whole campaign: no session starts after it. Every verdict is appended to
 --out (JSON lines) as it comes, so a campaign cut short still counts.
@@ -132,9 +134,29 @@ def pair_spread(db):
             for key, passes in by.items() if len(passes) >= 2}
 
 
-def session(a, work, t, extra, padding=True):
+# The variants --compare-padding and --compare-cpus alternate with the default: their label in
+# the tables, and the attnprof ab option that makes them.
+VARIANTS = {"no layout padding": "--no-layout-padding", "no shared CPUs": "--no-shared-cpus"}
+
+
+def suite_file(a, work):
+    """The suite's YAML; with --threads, a copy whose cases ask for that many threads."""
+    path = SUITES[a.suite]
+    if not a.threads:
+        return path
+    text = open(path).read()
+    plain = "hardware: {device: cpu}"
+    if plain not in text:
+        sys.exit(f"{path}: no \"{plain}\" line for --threads to change")
+    copy = os.path.join(work, f"suite-{a.threads}-threads.yaml")
+    with open(copy, "w") as f:
+        f.write(text.replace(plain, f"hardware: {{device: cpu, threads: {a.threads}}}"))
+    return copy
+
+
+def session(a, work, t, extra, variant=""):
     """One `attnprof ab` session; its verdicts at --tolerance and at each --judge tolerance."""
-    suite = SUITES[a.suite]
+    suite = suite_file(a, work)
     js = os.path.join(work, f"s{t}.json")
     cmd = [a.attnprof, "ab", suite, "--base", a.build, "--db", a.db, "--tolerance", a.tolerance,
            "--json", js, "--no-trace", "--commit", f"t{t}"]
@@ -144,8 +166,8 @@ def session(a, work, t, extra, padding=True):
     if extra > 0:
         cmd += [f"--head-arg=--env=ATTNPROF_TEST_EXTRA={extra}"]
     cmd += a.ab_args
-    if not padding:
-        cmd += ["--no-layout-padding"]
+    if variant:
+        cmd += [VARIANTS[variant]]
     load0, t0 = loadavg(), time.monotonic()
     rc, out = run(cmd)
     wall = time.monotonic() - t0
@@ -163,7 +185,7 @@ def session(a, work, t, extra, padding=True):
     tolerances = [a.tolerance] + [x for x in a.judge.split(",") if x and x != a.tolerance]
     return {"session": t, "extra": extra, "wall_s": wall, "load": (load0 + loadavg()) / 2,
             "rc": rc, "verdicts": judged, "medians": judge_on_medians(a, work, t, tolerances),
-            "padding": padding, "spread": pair_spread(a.db)}
+            "variant": variant, "threads": a.threads, "spread": pair_spread(a.db)}
 
 
 def verdict_table(a, rs, extra, key, label):
@@ -193,8 +215,10 @@ def verdict_table(a, rs, extra, key, label):
 def summarize(a, records):
     by = collections.defaultdict(list)
     for r in records:
-        by[(r["extra"], r.get("padding", True))].append(r)
-    for (extra, padding), rs in sorted(by.items()):
+        # records written before variants held "padding": false for --no-layout-padding
+        variant = r.get("variant", "" if r.get("padding", True) else "no layout padding")
+        by[(r["extra"], variant)].append(r)
+    for (extra, variant), rs in sorted(by.items()):
         loads = [r["load"] for r in rs]
         walls = sorted(r["wall_s"] for r in rs)
         n = sum(len(r["verdicts"][a.tolerance]) for r in rs)
@@ -202,7 +226,8 @@ def summarize(a, records):
               f"load average {min(loads):.1f}-{max(loads):.1f} "
               f"(mean {statistics.mean(loads):.1f}), "
               f"session wall median {walls[len(walls) // 2]:.0f} s, max {walls[-1]:.0f} s"
-              + ("" if padding else ", no layout padding"))
+              + (f", {variant}" if variant else "")
+              + (f", cases of {rs[0]['threads']} thread(s)" if rs[0].get("threads") else ""))
         spreads = [x for r in rs for x in r.get("spread", {}).values()]
         if spreads:
             print(f"  pairs of workers disagree by (sd of their median log ratios, median over "
@@ -227,6 +252,11 @@ def main():
     ap.add_argument("--load", type=int, default=0, help="bursty busy processes beside the sessions")
     ap.add_argument("--compare-padding", action="store_true",
                     help="alternate sessions with and without --no-layout-padding")
+    ap.add_argument("--compare-cpus", action="store_true",
+                    help="alternate sessions with and without --no-shared-cpus")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="the suite's cases ask for this many threads (default: the "
+                         "scenario's, the physical cores); shared CPUs need fewer than the CPUs")
     ap.add_argument("--minutes", type=float, default=0, help="no session starts after this")
     ap.add_argument("--db", default="")
     ap.add_argument("--out", default="", help="JSON lines: one record per session")
@@ -246,16 +276,17 @@ def main():
     if a.kind == "power":
         a.suite = "plugin"
     extras = [0.0] if a.kind == "aa" else [float(x) for x in a.slowdowns.split(",")]
-    paddings = [True, False] if a.compare_padding else [True]
+    variants = ([""] + (["no layout padding"] if a.compare_padding else [])
+                + (["no shared CPUs"] if a.compare_cpus else []))
     load = start_load(a.load, random.randrange(1 << 30)) if a.load else []
     records, start = [], time.monotonic()
     try:
         for t in range(a.sessions):
-            for extra, padding in [(x, p) for x in extras for p in paddings]:
-                # interleaved, so every slowdown (and padding) sees the same machine states
+            for extra, variant in [(x, v) for x in extras for v in variants]:
+                # interleaved, so every slowdown (and variant) sees the same machine states
                 if a.minutes and time.monotonic() - start > a.minutes * 60:
                     raise TimeoutError
-                r = session(a, work, len(records), extra, padding)
+                r = session(a, work, len(records), extra, variant)
                 records.append(r)
                 if a.out:
                     with open(a.out, "a") as f:
@@ -263,7 +294,7 @@ def main():
                 c = collections.Counter(v["verdict"] for v in r["verdicts"][a.tolerance])
                 m = collections.Counter(v["verdict"] for v in r["medians"][a.tolerance])
                 print(f"session {len(records)}: slowdown {extra:.0%}"
-                      f"{'' if padding else ' (no padding)'}, {dict(c)}, on medians {dict(m)}, "
+                      f"{f' ({variant})' if variant else ''}, {dict(c)}, on medians {dict(m)}, "
                       f"{r['wall_s']:.0f} s, load {r['load']:.1f}", flush=True)
     except (TimeoutError, KeyboardInterrupt):
         print(f"stopped after {len(records)} sessions ({(time.monotonic() - start) / 60:.1f} min)")
