@@ -12,14 +12,12 @@
 namespace attnprof::util {
 
 int usable_cpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(allowed_cpus().size());
 }
 
-std::vector<int> allowed_cpus() {
+std::vector<int> allowed_cpus(pid_t pid) {
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return {0};
+  if (sched_getaffinity(pid, sizeof set, &set) != 0) return {0};
   std::vector<int> out;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
     if (CPU_ISSET(cpu, &set)) out.push_back(cpu);

@@ -15,8 +15,9 @@ namespace attnprof::util {
 // CPUs in this process's affinity mask; at least 1.
 int usable_cpus();
 
-// The CPUs in this process's affinity mask, ascending; at least one (CPU 0 when unreadable).
-std::vector<int> allowed_cpus();
+// The CPUs in the affinity mask of process `pid` (0: this one), ascending; at least one (CPU 0
+// when unreadable). usable_cpus() is its size for this process.
+std::vector<int> allowed_cpus(pid_t pid = 0);
 
 // Restricts every thread of process `pid` (each task in /proc/PID/task) to `cpus`; threads it
 // starts later inherit the mask of the thread that starts them. False when a thread could not be

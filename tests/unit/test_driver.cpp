@@ -1,7 +1,8 @@
 // attnprof ab's interleaving and its session of pairs of workers, against stand-in workers
 // that report fixed times.
 #include <doctest/doctest.h>
-#include <sched.h>
+
+#include <filesystem>
 
 #include "harness/ab/driver.h"
 #include "harness/ab/session.h"
@@ -121,14 +122,11 @@ core::Case math_case(const std::string& key) {
   return c;
 }
 
-// The CPUs process `pid` may run on, ascending.
+// The CPUs a worker may run on; the worker must be there to be asked (allowed_cpus answers CPU 0
+// for a process it cannot read).
 std::vector<int> cpus_of(pid_t pid) {
-  cpu_set_t set;
-  REQUIRE(sched_getaffinity(pid, sizeof set, &set) == 0);
-  std::vector<int> out;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
-  return out;
+  REQUIRE(std::filesystem::exists("/proc/" + std::to_string(pid)));
+  return util::allowed_cpus(pid);
 }
 
 ab::SessionOptions few_rounds() {
