@@ -19,7 +19,7 @@ const std::string fake = std::string(ATTNPROF_TEST_DATA) + "/workers/fake-worker
 
 TEST_SUITE("ab::run_case") {
   TEST_CASE("rounds pair each side's batch median and lower quartile, in balanced random order") {
-    // Each batch: two calls at --ns, three at --slow (calls that shared a CPU, say).
+    // Each batch: calls at --ns/2 and --ns, three at --slow (calls that shared a CPU, say).
     worker::Supervisor base({fake, {"--ns=1000", "--slow=1500"}, "base"});
     worker::Supervisor head({fake, {"--ns=1100", "--slow=2000"}, "head"});
     core::Case c;
