@@ -42,7 +42,8 @@ struct SessionOptions {
   double time_limit_s = 0;       // no pair starts that would end after this; 0: no limit
   bool randomize_layout = true;  // a random-length environment variable in every worker
   // Both workers of a pair on the same CPUs for a CPU case with fewer threads than this process
-  // may use: a random draw of as many CPUs as it has threads, per pair (Session::share_cpus).
+  // may use: a random draw of as many CPUs as it has threads, per pair (Session::share_cpus);
+  // and each intra-op thread of a CPU case on the same CPU in both (Session::start_pair).
   bool share_cpus = true;
   std::uint64_t seed = 0x6c61796f7574ull;  // the layout padding
 };

@@ -67,8 +67,10 @@ void add_ab_session_options(CLI::App& sub, AbArgs& a) {
                "Start the workers without a random-length environment variable (it moves their "
                "initial stack, a layout bias each pair of workers then has its own draw of)");
   sub.add_flag("!--no-shared-cpus", a.share_cpus,
-               "Leave each worker's CPUs to the scheduler; by default both workers of a pair run "
-               "a CPU case with fewer threads than CPUs on the same CPUs, drawn per pair");
+               "Leave each worker's CPUs and threads to the scheduler; by default both workers "
+               "of a pair run a CPU case with fewer threads than CPUs on the same CPUs, and bind "
+               "their intra-op thread i to the same i-th CPU, in an order drawn per pair (not "
+               "where OMP_PROC_BIND or OMP_PLACES is set)");
   sub.add_option("--budget-scale", a.budget_scale,
                  "Scale each case's time budget (measure.time_budget) for its rounds")
       ->capture_default_str();

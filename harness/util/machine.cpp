@@ -25,19 +25,22 @@ std::vector<int> allowed_cpus(pid_t pid) {
   return out;
 }
 
-bool pin_process(pid_t pid, const std::vector<int>& cpus) {
+bool pin_thread(pid_t tid, const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int cpu : cpus)
     if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+  return CPU_COUNT(&set) > 0 && sched_setaffinity(tid, sizeof set, &set) == 0;
+}
+
+bool pin_process(pid_t pid, const std::vector<int>& cpus) {
   std::error_code ec;
   std::filesystem::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
   if (ec) return false;
   bool all = true;
-  for (const auto& task : tasks) {
-    const pid_t tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
-    if (sched_setaffinity(tid, sizeof set, &set) != 0) all = false;
-  }
+  for (const auto& task : tasks)
+    if (!pin_thread(static_cast<pid_t>(std::stol(task.path().filename().string())), cpus))
+      all = false;
   return all;
 }
 

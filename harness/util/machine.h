@@ -15,9 +15,13 @@ namespace attnprof::util {
 // CPUs in this process's affinity mask; at least 1.
 int usable_cpus();
 
-// The CPUs in the affinity mask of process `pid` (0: this one), ascending; at least one (CPU 0
+// The CPUs in the affinity mask of process or thread `pid` (0: the calling thread), ascending; at least one (CPU 0
 // when unreadable). usable_cpus() is its size for this process.
 std::vector<int> allowed_cpus(pid_t pid = 0);
+
+// Restricts thread `tid` (0: the calling thread) to `cpus`. False when none of them is a CPU
+// number or the thread could not be moved.
+bool pin_thread(pid_t tid, const std::vector<int>& cpus);
 
 // Restricts every thread of process `pid` (each task in /proc/PID/task) to `cpus`; threads it
 // starts later inherit the mask of the thread that starts them. False when a thread could not be

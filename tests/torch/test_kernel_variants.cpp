@@ -1,20 +1,27 @@
 // The LibTorch variants against the reference on the CPU, and the registry's contract.
 #include <ATen/Parallel.h>
+#include <fmt/ranges.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include "harness/kernel/names.h"
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
+#include "harness/util/machine.h"
 #include "tests/torch/torch_doctest.h"
 #include "worker/env/probe.h"
 #include "worker/kernel/registry.h"
 #include "worker/kernel/variants/variants.h"
 #include "worker/runner/check.h"
 #include "worker/runner/runner.h"
+#include "worker/runner/thread_placement.h"
 #include "worker/runner/workload.h"
 
 using namespace attnprof;
@@ -270,6 +277,80 @@ TEST_SUITE("runner::Runner") {
     dflt.hardware.threads = 0;
     CHECK(r.run(one).spec.hardware.threads == 1);
     CHECK(r.run(dflt).spec.hardware.threads == default_threads);
+  }
+}
+
+namespace {
+
+// The CPUs each thread of this process may run on, by thread id.
+std::map<pid_t, std::vector<int>> threads_cpus() {
+  std::map<pid_t, std::vector<int>> out;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    const pid_t tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+    out[tid] = util::allowed_cpus(tid);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("runner::thread_placement") {
+  TEST_CASE("ATTNPROF_CPU_ORDER: the allowed CPUs in its order; anything else is no order") {
+    const std::vector<int> all = util::allowed_cpus();
+    const std::vector<int> reversed(all.rbegin(), all.rend());
+    auto order = [](const char* text) {
+      setenv("ATTNPROF_CPU_ORDER", text, 1);
+      std::vector<int> out = runner::cpu_order_from_env();
+      unsetenv("ATTNPROF_CPU_ORDER");
+      return out;
+    };
+    CHECK(runner::cpu_order_from_env().empty());  // unset
+    CHECK(order(fmt::format("{}", fmt::join(reversed, ",")).c_str()) == reversed);
+    CHECK(order(fmt::format("{},{},{}", all[0], all[0], CPU_SETSIZE + 5).c_str()) ==
+          std::vector<int>{all[0]});  // a CPU once; one this process may not use is left out
+    CHECK(order("").empty());
+    CHECK(order("one,two").empty());
+    CHECK(order("0,-1").empty());
+    CHECK(order("0;1").empty());
+  }
+
+  TEST_CASE("a CPU case binds intra-op thread i to the i-th CPU; the calling thread stays free") {
+    const std::vector<int> all = util::allowed_cpus();
+    if (all.size() < 2) {
+      MESSAGE("one CPU allowed here: nothing to place");
+      return;
+    }
+    const std::vector<int> order(all.rbegin(), all.rend());
+    setenv("ATTNPROF_CPU_ORDER", fmt::format("{}", fmt::join(order, ",")).c_str(), 1);
+    runner::Runner r(env::describe(), {.trace = false});
+    core::Case c = make_case("eager", core::MaskKind::none, 8, 8);
+    c.hardware.threads = 2;
+    auto session = r.prepare(c);
+    unsetenv("ATTNPROF_CPU_ORDER");
+    REQUIRE(session->ready());
+    auto cpus = threads_cpus();
+    CHECK(cpus.at(gettid()) == all);  // free between batches: threads it starts are not pinned
+    int on_second = 0;
+    for (const auto& [tid, its] : cpus)
+      if (tid != gettid() && its == std::vector<int>{order[1]}) ++on_second;
+    CHECK(on_second == 1);  // LibTorch's second intra-op thread, alone on the order's second CPU
+    session->batch(1e6, 1, 2);
+    CHECK(threads_cpus().at(gettid()) == all);  // bound for the batch only
+    runner::free_intra_op_threads(all);
+    for (const auto& [tid, its] : threads_cpus()) CHECK(its == all);
+  }
+
+  TEST_CASE("the calling thread on one CPU for a scope, on its CPUs again after") {
+    const std::vector<int> all = util::allowed_cpus();
+    {
+      runner::CallingThreadOn on(all.back());
+      CHECK(util::allowed_cpus(gettid()) == std::vector<int>{all.back()});
+    }
+    CHECK(util::allowed_cpus(gettid()) == all);
+    {
+      runner::CallingThreadOn none(-1);
+      CHECK(util::allowed_cpus(gettid()) == all);
+    }
   }
 }
 

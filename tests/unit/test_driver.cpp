@@ -2,7 +2,10 @@
 // that report fixed times.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "harness/ab/driver.h"
 #include "harness/ab/session.h"
@@ -129,6 +132,19 @@ std::vector<int> cpus_of(pid_t pid) {
   return util::allowed_cpus(pid);
 }
 
+// NAME's value in a worker's environment, "" where it has none.
+std::string env_of(pid_t pid, const std::string& name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
+  const std::string all{std::istreambuf_iterator<char>(in), {}};
+  for (std::size_t at = 0; at < all.size();) {
+    const std::size_t end = std::min(all.find('\0', at), all.size());
+    const std::string entry = all.substr(at, end - at);
+    if (entry.starts_with(name + "=")) return entry.substr(name.size() + 1);
+    at = end + 1;
+  }
+  return "";
+}
+
 ab::SessionOptions few_rounds() {
   ab::SessionOptions o;
   o.rounds.batch_ms = 1;
@@ -224,6 +240,59 @@ TEST_SUITE("ab::Session") {
       session.run({one}, s.sink, {});
       CHECK(cpus_of(session.base().pid()) == all);
       CHECK(cpus_of(session.head().pid()) == all);
+    }
+  }
+
+  TEST_CASE("both workers of a pair get one order of the CPUs for their threads, drawn per pair") {
+    const std::vector<int> all = util::allowed_cpus();
+    auto order_of = [](pid_t pid) {
+      std::vector<int> out;
+      std::string text = env_of(pid, "ATTNPROF_CPU_ORDER");
+      for (std::size_t at = 0; at < text.size();) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        out.push_back(std::stoi(text.substr(at, comma - at)));
+        at = comma + 1;
+      }
+      return out;
+    };
+    core::Case c = math_case("m/w/a/sdpa.math");
+    std::vector<std::vector<int>> orders;
+    for (std::uint64_t seed : {1, 2, 3, 4, 5, 6, 7, 8}) {
+      TempSink s;
+      ab::SessionOptions o = few_rounds();
+      o.seed = seed;
+      o.stop.max_pairs = 1;
+      o.stop.min_pairs = 1;
+      ab::Session session({fake, {"--ns=1000"}, "base"}, {fake, {"--ns=1100"}, "head"}, o);
+      session.run({c}, s.sink, {});
+      const std::vector<int> base = order_of(session.base().pid());
+      CHECK(order_of(session.head().pid()) == base);
+      std::vector<int> sorted = base;
+      std::sort(sorted.begin(), sorted.end());
+      CHECK(sorted == all);  // every allowed CPU, once
+      orders.push_back(base);
+    }
+    if (all.size() >= 2)  // 8 draws of an order of 2 or more CPUs: not all the same
+      CHECK(std::count(orders.begin(), orders.end(), orders.front()) < 8);
+    {
+      // --no-shared-cpus: no order.
+      TempSink s;
+      ab::SessionOptions o = few_rounds();
+      o.share_cpus = false;
+      ab::Session session({fake, {"--ns=1000"}, "base"}, {fake, {"--ns=1100"}, "head"}, o);
+      session.run({c}, s.sink, {});
+      CHECK(env_of(session.base().pid(), "ATTNPROF_CPU_ORDER").empty());
+      CHECK(env_of(session.head().pid(), "ATTNPROF_CPU_ORDER").empty());
+    }
+    {
+      // The user binds OpenMP's threads for a worker: theirs stands, in both.
+      TempSink s;
+      ab::Session session({fake, {"--ns=1000", "--env", "OMP_PLACES=cores"}, "base"},
+                          {fake, {"--ns=1100"}, "head"}, few_rounds());
+      session.run({c}, s.sink, {});
+      CHECK(env_of(session.base().pid(), "ATTNPROF_CPU_ORDER").empty());
+      CHECK(env_of(session.head().pid(), "ATTNPROF_CPU_ORDER").empty());
+      CHECK(env_of(session.base().pid(), "OMP_PLACES") == "cores");
     }
   }
 }

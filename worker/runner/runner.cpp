@@ -21,6 +21,7 @@
 #include "worker/kernel/variants/variants.h"
 #include "worker/runner/check.h"
 #include "worker/runner/memory_watch.h"
+#include "worker/runner/thread_placement.h"
 #include "worker/runner/timers.h"
 #include "worker/runner/workload.h"
 #ifdef ATTNPROF_HAVE_TRACE
@@ -178,6 +179,11 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
   at::set_num_threads(threads > 0 && c.hardware.device == "cpu" ? threads : default_threads);
 
   const bool cuda = c.hardware.device != "cpu";
+  // In an `attnprof ab` pair, each intra-op thread on the CPU the pair drew for it, in both
+  // workers alike (thread_placement.h); a GPU case's threads are left to the scheduler.
+  if (const std::vector<int> order = cuda ? std::vector<int>() : cpu_order_from_env();
+      place_intra_op_threads(order) > 0)
+    m_batch_cpu = order.front();
   m_state = std::make_unique<State>(cuda ? std::max<int>(0, device_of(c).index()) : -1);
   m_state->variant = v;
   guarded([&] {
@@ -234,6 +240,7 @@ std::vector<core::Sample> CaseSession::batch(double batch_ns, int min_calls, int
   if (!m_ready) return out;
   guarded([&] {
     m_state->memory.begin();
+    CallingThreadOn placed(m_batch_cpu);
     out = measure::sample_batch(*m_state->timer, batch_ns, min_calls, max_calls);
     m_state->memory.end(static_cast<int>(out.size()));
   });

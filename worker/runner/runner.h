@@ -61,6 +61,7 @@ class CaseSession {
   core::CaseResult m_result;
   bool m_ready = false;
   bool m_measured = false;  // measure_adaptive ran: its samples are the result's
+  int m_batch_cpu = -1;      // the CPU the calling thread times batches on (thread_placement.h)
   std::unique_ptr<State> m_state;
 };
 
