@@ -22,6 +22,8 @@ run on purpose (minutes to hours), never by ctest:
   bench/ab_calibrate.py aa --suite builtin --compare-padding     # layout padding on and off
   bench/ab_calibrate.py power --slowdowns 0.05 --threads 1 --compare-cpus --load 2
                                                 # the pair's workers on shared CPUs or not
+  bench/ab_calibrate.py aa --suite builtin --compare-with "--no-shared-cpus OMP_PROC_BIND=close"
+                                                # any other variant: ab arguments, environment
 
 --minutes bounds the whole campaign: no session starts after it. Every verdict is appended to
 --out (JSON lines) as it comes, so a campaign cut short still counts.
@@ -39,6 +41,7 @@ import json
 import math
 import os
 import random
+import shlex
 import signal
 import statistics
 import subprocess
@@ -71,8 +74,8 @@ def start_load(n, seed):
     return [subprocess.Popen([sys.executable, "-c", code % (seed + i)]) for i in range(n)]
 
 
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def run(cmd, env=None):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     return p.returncode, p.stdout
 
 
@@ -118,9 +121,12 @@ def judge_on_medians(a, work, t, tolerances):
 
 
 def pair_spread(db):
-    """Per case of the latest pair: the sd across its pairs of workers of each pair's median log
-    ratio of lower quartiles (a plain description of how much pairs disagree, for comparing
-    sessions with and without layout padding; not the gate's statistic)."""
+    """Per case of the latest pair: how much its pairs of workers disagree, as three figures
+    (a plain description for comparing sessions and variants; not the gate's statistic):
+    "sd", the sd across pairs of each pair's median log ratio of lower quartiles; "within", the
+    median over pairs of that median's own standard error (the rounds' robust sd, 1.4826 MAD,
+    times sqrt(pi / 2n)); "tau", the sd between pairs beyond what "within" explains
+    (DerSimonian-Laird, at least 0): the bias a pair of workers carries for its life."""
     con = sqlite3.connect(db)
     pair = con.execute("SELECT pair_id FROM runs WHERE pair_id <> '' "
                        "ORDER BY started_ns DESC LIMIT 1").fetchone()[0]
@@ -130,8 +136,25 @@ def pair_spread(db):
         if b > 0 and h > 0:
             by[key][p].append(math.log(h / b))
     con.close()
-    return {key: statistics.stdev([statistics.median(d) for d in passes.values()])
-            for key, passes in by.items() if len(passes) >= 2}
+    out = {}
+    for key, passes in by.items():
+        ds = [d for d in passes.values() if len(d) >= 3]
+        if len(ds) < 2:
+            continue
+        m = [statistics.median(d) for d in ds]
+        se2 = []
+        for d in ds:
+            med = statistics.median(d)
+            mad = 1.4826 * statistics.median(abs(x - med) for x in d)
+            se2.append(max(mad * mad * math.pi / (2 * len(d)), 1e-12))
+        w = [1 / v for v in se2]
+        mu = sum(wi * mi for wi, mi in zip(w, m)) / sum(w)
+        q = sum(wi * (mi - mu) ** 2 for wi, mi in zip(w, m))
+        c = sum(w) - sum(wi * wi for wi in w) / sum(w)
+        tau2 = max(0.0, (q - (len(m) - 1)) / c) if c > 0 else 0.0
+        out[key] = {"sd": statistics.stdev(m), "tau": math.sqrt(tau2),
+                    "within": math.sqrt(statistics.median(se2))}
+    return out
 
 
 # The variants --compare-padding and --compare-cpus alternate with the default: their label in
@@ -166,10 +189,17 @@ def session(a, work, t, extra, variant=""):
     if extra > 0:
         cmd += [f"--head-arg=--env=ATTNPROF_TEST_EXTRA={extra}"]
     cmd += a.ab_args
-    if variant:
+    env = None
+    if variant in VARIANTS:
         cmd += [VARIANTS[variant]]
+    elif variant:
+        # --compare-with: NAME=VALUE words set the environment, the rest are ab arguments
+        words = shlex.split(variant)
+        sets = [w for w in words if "=" in w and not w.startswith("-")]
+        cmd += [w for w in words if w not in sets]
+        env = dict(os.environ, **dict(w.split("=", 1) for w in sets))
     load0, t0 = loadavg(), time.monotonic()
-    rc, out = run(cmd)
+    rc, out = run(cmd, env)
     wall = time.monotonic() - t0
     got = verdicts_of(js)
     if got is None:
@@ -185,7 +215,15 @@ def session(a, work, t, extra, variant=""):
     tolerances = [a.tolerance] + [x for x in a.judge.split(",") if x and x != a.tolerance]
     return {"session": t, "extra": extra, "wall_s": wall, "load": (load0 + loadavg()) / 2,
             "rc": rc, "verdicts": judged, "medians": judge_on_medians(a, work, t, tolerances),
-            "variant": variant, "threads": a.threads, "spread": pair_spread(a.db)}
+            "variant": variant, "threads": a.threads, **spread_fields(pair_spread(a.db))}
+
+
+def spread_fields(per_case):
+    """A session record's "spread" (the sd per case, as records have always held it), "tau" and
+    "within" per case."""
+    return {"spread": {k: v["sd"] for k, v in per_case.items()},
+            "tau": {k: v["tau"] for k, v in per_case.items()},
+            "within": {k: v["within"] for k, v in per_case.items()}}
 
 
 def verdict_table(a, rs, extra, key, label):
@@ -232,6 +270,12 @@ def summarize(a, records):
         if spreads:
             print(f"  pairs of workers disagree by (sd of their median log ratios, median over "
                   f"{len(spreads)} cases): {100 * statistics.median(spreads):.2f}%")
+        taus = [x for r in rs for x in r.get("tau", {}).values()]
+        if taus:
+            within = [x for r in rs for x in r.get("within", {}).values()]
+            print(f"    of which a bias of the pair (tau, DerSimonian-Laird): "
+                  f"{100 * statistics.median(taus):.2f}%; one pair's own standard error: "
+                  f"{100 * statistics.median(within):.2f}%")
         verdict_table(a, rs, extra, "verdicts", "each batch's lower quartile (attnprof ab)")
         if all("medians" in r for r in rs):
             verdict_table(a, rs, extra, "medians", "each batch's median (the same rounds)")
@@ -254,6 +298,10 @@ def main():
                     help="alternate sessions with and without --no-layout-padding")
     ap.add_argument("--compare-cpus", action="store_true",
                     help="alternate sessions with and without --no-shared-cpus")
+    ap.add_argument("--compare-with", default="", metavar="WORDS",
+                    help="alternate sessions with and without WORDS: more attnprof ab arguments "
+                         "and NAME=VALUE settings of its environment, e.g. "
+                         "\"--no-shared-cpus OMP_PROC_BIND=close\"")
     ap.add_argument("--threads", type=int, default=0,
                     help="the suite's cases ask for this many threads (default: the "
                          "scenario's, the physical cores); shared CPUs need fewer than the CPUs")
@@ -277,7 +325,8 @@ def main():
         a.suite = "plugin"
     extras = [0.0] if a.kind == "aa" else [float(x) for x in a.slowdowns.split(",")]
     variants = ([""] + (["no layout padding"] if a.compare_padding else [])
-                + (["no shared CPUs"] if a.compare_cpus else []))
+                + (["no shared CPUs"] if a.compare_cpus else [])
+                + ([a.compare_with] if a.compare_with else []))
     load = start_load(a.load, random.randrange(1 << 30)) if a.load else []
     records, start = [], time.monotonic()
     try:
