@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <string_view>
 
 #include "harness/core/clock.h"
 #include "harness/env/environment.h"
 #include "harness/kernel/package.h"
 #include "harness/stats/rng.h"
 #include "harness/util/machine.h"
+#include "harness/worker/client.h"
 
 namespace attnprof::ab {
 namespace {
@@ -41,14 +41,10 @@ worker::Spawn padded(worker::Spawn s, stats::Rng& rng) {
 // attnprof's environment or a worker's): then the pair's CPU order is not given.
 bool binds_threads(const worker::Spawn& s) {
   if (std::getenv("OMP_PROC_BIND") || std::getenv("OMP_PLACES")) return true;
-  for (std::size_t i = 0; i < s.args.size(); ++i) {
-    std::string_view a = s.args[i];
-    if (a.starts_with("--env=")) a.remove_prefix(6);
-    else if (a == "--env" && i + 1 < s.args.size()) a = s.args[++i];
-    else continue;
-    if (a.starts_with("OMP_PROC_BIND=") || a.starts_with("OMP_PLACES=")) return true;
-  }
-  return false;
+  const auto env = worker::env_settings(s.args);
+  return std::any_of(env.begin(), env.end(), [](const auto& setting) {
+    return setting.first == "OMP_PROC_BIND" || setting.first == "OMP_PLACES";
+  });
 }
 
 // Both workers of a pair get its CPU order; a CPU case binds intra-op thread i to the i-th

@@ -15,8 +15,8 @@ namespace attnprof::util {
 // CPUs in this process's affinity mask; at least 1.
 int usable_cpus();
 
-// The CPUs in the affinity mask of process or thread `pid` (0: the calling thread), ascending; at least one (CPU 0
-// when unreadable). usable_cpus() is its size for this process.
+// The CPUs in the affinity mask of process or thread `pid` (0: the calling thread), ascending;
+// at least one (CPU 0 when unreadable). usable_cpus() is its size for this process.
 std::vector<int> allowed_cpus(pid_t pid = 0);
 
 // Restricts thread `tid` (0: the calling thread) to `cpus`. False when none of them is a CPU

@@ -87,6 +87,21 @@ std::string default_worker() {
   return worker;
 }
 
+std::vector<std::pair<std::string, std::string>> env_settings(
+    const std::vector<std::string>& args) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a.starts_with("--env=")) a.remove_prefix(6);
+    else if (a == "--env" && i + 1 < args.size()) a = args[++i];
+    else continue;
+    const auto eq = a.find('=');
+    if (eq != std::string_view::npos && eq > 0)
+      out.emplace_back(std::string(a.substr(0, eq)), std::string(a.substr(eq + 1)));
+  }
+  return out;
+}
+
 Client::Client(Spawn spawn, std::chrono::milliseconds start_timeout) : m_spawn(std::move(spawn)) {
   // A worker that dies while we write to it must become a Failure, not kill us with SIGPIPE.
   static const bool sigpipe_ignored = [] {
@@ -104,6 +119,7 @@ Client::Client(Spawn spawn, std::chrono::milliseconds start_timeout) : m_spawn(s
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const auto env = env_settings(m_spawn.args);  // read before fork: the child only sets them
   const pid_t parent = getpid();
 
   m_pid = fork();
@@ -119,15 +135,7 @@ Client::Client(Spawn spawn, std::chrono::milliseconds start_timeout) : m_spawn(s
     setpgid(0, 0);
     // --env NAME=VALUE is set here, before exec, as well as by the worker: libraries such as
     // OpenMP read their variables when they load, before the worker's main runs.
-    for (std::size_t i = 1; i < argv_s.size(); ++i) {
-      std::string_view a = argv_s[i];
-      if (a.starts_with("--env=")) a.remove_prefix(6);
-      else if (a == "--env" && i + 1 < argv_s.size()) a = argv_s[++i];
-      else continue;
-      const auto eq = a.find('=');
-      if (eq != std::string_view::npos && eq > 0)
-        setenv(std::string(a.substr(0, eq)).c_str(), std::string(a.substr(eq + 1)).c_str(), 1);
-    }
+    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnprof::worker {
@@ -21,6 +22,11 @@ struct Spawn {
   std::vector<std::string> args;  // given to it: --threads 1, --plugin lib.so, ...
   std::string label = "worker";   // in messages: "worker", "base", "head"
 };
+
+// The environment settings a worker's arguments carry (--env=NAME=VALUE or --env NAME=VALUE),
+// as {NAME, VALUE}, in order; entries without a name are left out.
+std::vector<std::pair<std::string, std::string>> env_settings(
+    const std::vector<std::string>& args);
 
 // An executable, or a build folder holding attnprof-worker. util::InputError naming `option`
 // when it is neither.

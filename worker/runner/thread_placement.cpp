@@ -40,29 +40,26 @@ const OpenMp& loaded_openmp() {
 
 // Runs f(i) on each intra-op thread i of a team as large as LibTorch's, the calling thread as
 // thread 0; libgomp gives a team's thread i to the same pooled thread every time, so this is
-// the thread that runs LibTorch's i-th chunk. Returns the threads it ran on: 1 (the calling
-// thread alone) where there is no OpenMP runtime to ask (LibTorch's native pool).
+// the thread that runs LibTorch's i-th chunk. Only the calling thread, as thread 0, where
+// there is no OpenMP runtime to ask (LibTorch's native pool).
 template <class F>
-int on_each_intra_op_thread(F f) {
+void on_each_intra_op_thread(F f) {
   const int n = at::get_num_threads();
   const OpenMp& omp = loaded_openmp();
   if (n <= 1 || !omp.parallel) {
     f(0);
-    return 1;
+    return;
   }
   struct Call {
     F* f;
     int (*thread_num)();
-    std::atomic<int> ran{0};
   } call{&f, omp.thread_num};
   omp.parallel(
       [](void* p) {
         auto* c = static_cast<Call*>(p);
         (*c->f)(c->thread_num());
-        ++c->ran;
       },
       &call, static_cast<unsigned>(n), 0);
-  return call.ran;
 }
 
 }  // namespace
