@@ -112,7 +112,10 @@ TEST_SUITE("cli") {
     Result run = attnprof(d.path, "run eight.yaml --db e.db --cost-rows 0 --no-trace");
     INFO(run.out);
     REQUIRE(run.rc == 0);
-    REQUIRE(attnprof(d.path, "baseline update --db e.db -o base.yaml").rc == 0);
+    // All eight cases in the baseline, the fewest the rule judges: on a busy machine (ctest's
+    // other tests beside this one) a case the run calls unstable would otherwise be left out,
+    // leaving seven cases compared and the rule silent (seen in 8 of 12 tries beside a benchmark).
+    REQUIRE(attnprof(d.path, "baseline update --db e.db -o base.yaml --include-unstable").rc == 0);
     d.write("fast.yaml", faster_baseline(d.read("base.yaml"), 3));
     Result env = attnprof(d.path, "compare --db e.db --baseline fast.yaml");
     INFO(env.out);
