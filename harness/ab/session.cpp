@@ -149,6 +149,15 @@ void Session::share_cpus(const core::Case& c) {
   for (worker::Supervisor* w : {m_base.get(), m_head.get()}) util::pin_process(w->pid(), cpus);
 }
 
+std::string Session::cpu_placement() const {
+  if (!m_options.share_cpus) return "each worker on the CPUs the OS gives it (--no-shared-cpus)";
+  if (binds_threads(m_base_spawn) || binds_threads(m_head_spawn))
+    return "both workers of a pair on the same CPUs, their threads placed by your OMP_PROC_BIND "
+           "or OMP_PLACES";
+  return "both workers of a pair on the same CPUs, a CPU case's thread i on the same CPU in "
+         "both, drawn per pair (--no-shared-cpus: the OS places them)";
+}
+
 std::map<std::string, double> Session::pair_seconds() const {
   std::map<std::string, double> out;
   for (const auto& [key, c] : m_courses)

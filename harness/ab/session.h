@@ -88,6 +88,10 @@ class Session {
   // Per case: seconds one more pair of workers costs it (gate::PairedCase::pair_seconds).
   std::map<std::string, double> pair_seconds() const;
   int pairs_started() const { return m_pairs; }
+  // How a pair's workers sit on the CPUs, for the session's first line: on one draw of CPUs
+  // with each CPU case's threads bound in one order, bound by the user's OpenMP settings, or
+  // where the OS puts them (--no-shared-cpus).
+  std::string cpu_placement() const;
   double wall_seconds() const { return m_wall_s; }
 
  private:

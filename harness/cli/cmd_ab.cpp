@@ -95,9 +95,9 @@ int run_ab(const AbArgs& a, AbOutcome* outcome) {
 
   fmt::print(
       "attnprof ab: {} case(s); base {}, head {}; each case measured by {} to {} pairs of fresh "
-      "workers{}\n",
+      "workers; {}{}\n",
       cases.size(), s.base.executable, s.head.executable, so.stop.min_pairs, so.stop.max_pairs,
-      s.wait_policy_chosen ? "" : "; " + worker::wait_policy_note(false));
+      session.cpu_placement(), s.wait_policy_chosen ? "" : "; " + worker::wait_policy_note(false));
   std::fflush(stdout);
   Console console;
   console.max_pairs = so.stop.max_pairs;

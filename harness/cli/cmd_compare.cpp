@@ -63,12 +63,14 @@ int compare(const CompareArgs& a) {
   const CompareSetup s = compare_setup(a);
   store::Database db = open_history(
       a.db, s.record ? store::Database::Mode::read_write : store::Database::Mode::read_only);
-  if (!a.pair.empty())  // a stored A/B judged again
-    return judge_pair(db, a.pair,
-                      {.options = s.opts,
-                       .files = a.files,
-                       .accept_from_commit = a.accept_from_commit,
-                       .record = s.record});
+  if (!a.pair.empty()) {  // a stored A/B judged again
+    PairJudgement j;
+    j.options = s.opts;
+    j.files = a.files;
+    j.accept_from_commit = a.accept_from_commit;
+    j.record = s.record;
+    return judge_pair(db, a.pair, j);
+  }
   if (a.baseline.empty())
     throw util::InputError(util::Diagnostic{
         "--baseline", 0, 0, "give --baseline FILE or --baseline history, or --pair for an A/B"});

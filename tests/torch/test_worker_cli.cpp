@@ -195,7 +195,8 @@ TEST_SUITE("cli.worker") {
     CHECK(aa.rc == 0);
     CHECK(aa.out.find("1 unchanged") != std::string::npos);
     // Settled on at least 3 pairs of fresh workers, every round stored with its pair.
-    CHECK(aa.out.find("each case measured by 3 to 12 pairs of fresh workers") != std::string::npos);
+    CHECK(aa.out.find("each case measured by 3 to 12 pairs of fresh workers; both workers of a "
+                      "pair on the same CPUs") != std::string::npos);
     CHECK(aa.out.find("paired on lower quartiles, ") != std::string::npos);
     CHECK(sh("sqlite3 '" + (d.path / "ab.db").string() +
              "' \"SELECT count(DISTINCT pass) >= 3 FROM ab_rounds\"") == "1\n");

@@ -265,6 +265,7 @@ TEST_SUITE("ab::Session") {
       o.stop.min_pairs = 1;
       ab::Session session({fake, {"--ns=1000"}, "base"}, {fake, {"--ns=1100"}, "head"}, o);
       session.run({c}, s.sink, {});
+      CHECK(session.cpu_placement().find("thread i on the same CPU in both") != std::string::npos);
       const std::vector<int> base = order_of(session.base().pid());
       CHECK(order_of(session.head().pid()) == base);
       std::vector<int> sorted = base;
@@ -283,6 +284,8 @@ TEST_SUITE("ab::Session") {
       session.run({c}, s.sink, {});
       CHECK(env_of(session.base().pid(), "ATTNPROF_CPU_ORDER").empty());
       CHECK(env_of(session.head().pid(), "ATTNPROF_CPU_ORDER").empty());
+      CHECK(session.cpu_placement().find("the OS gives it (--no-shared-cpus)") !=
+            std::string::npos);
     }
     {
       // The user binds OpenMP's threads for a worker: theirs stands, in both.
@@ -293,6 +296,8 @@ TEST_SUITE("ab::Session") {
       CHECK(env_of(session.base().pid(), "ATTNPROF_CPU_ORDER").empty());
       CHECK(env_of(session.head().pid(), "ATTNPROF_CPU_ORDER").empty());
       CHECK(env_of(session.base().pid(), "OMP_PLACES") == "cores");
+      CHECK(session.cpu_placement().find("placed by your OMP_PROC_BIND or OMP_PLACES") !=
+            std::string::npos);
     }
   }
 }
