@@ -142,7 +142,9 @@ TEST_SUITE("cli") {
     CHECK(hist.rc == 0);
     CHECK(hist.out.find("tiny/prefill/b1-s32-fp32-causal/eager") != std::string::npos);
 
-    Result upd = attnprof(d.path, "baseline update --db h.db -o base.yaml");
+    // Both cases in the baseline even when a busy machine (ctest's other tests) made one
+    // unstable: leaving such cases out has its own test (test_cli_stability.cpp).
+    Result upd = attnprof(d.path, "baseline update --db h.db -o base.yaml --include-unstable");
     INFO(upd.out);
     REQUIRE(upd.rc == 0);
     const std::string base = d.read("base.yaml");
@@ -207,7 +209,8 @@ TEST_SUITE("cli") {
     CHECK(thin.out.find("2 new") != std::string::npos);
 
     // A baseline file three times faster flags both cases; accepting one leaves one regression.
-    Result upd = attnprof(d.path, "baseline update --db h.db -o base.yaml");
+    // Both cases in it even when the busy machine made one unstable (as above).
+    Result upd = attnprof(d.path, "baseline update --db h.db -o base.yaml --include-unstable");
     REQUIRE(upd.rc == 0);
     d.write("fast.yaml", faster_baseline(d.read("base.yaml"), 3));
     Result reg = attnprof(d.path, "compare --db h.db --baseline fast.yaml");
