@@ -24,9 +24,13 @@ run on purpose (minutes to hours), never by ctest:
                                                 # the pair's workers on shared CPUs or not
   bench/ab_calibrate.py aa --suite builtin --compare-with "--no-shared-cpus OMP_PROC_BIND=close"
                                                 # any other variant: ab arguments, environment
+  bench/ab_calibrate.py tabulate --suite builtin a.jsonl b.jsonl
+                                                # earlier campaigns' --out files, pooled
 
 --minutes bounds the whole campaign: no session starts after it. Every verdict is appended to
---out (JSON lines) as it comes, so a campaign cut short still counts.
+--out (JSON lines) as it comes, so a campaign cut short still counts, and `tabulate` pools the
+--out files of several campaigns into one table. Each rate comes with its 95% (Wilson) interval:
+what the campaign's number of verdicts can tell apart.
 
 Each session's stored rounds are also judged on each batch's median (the statistic before
 attnprof ab recorded each batch's lower quartile): the pair is exported, its rounds' lower quartiles
@@ -215,7 +219,8 @@ def session(a, work, t, extra, variant=""):
     tolerances = [a.tolerance] + [x for x in a.judge.split(",") if x and x != a.tolerance]
     return {"session": t, "extra": extra, "wall_s": wall, "load": (load0 + loadavg()) / 2,
             "rc": rc, "verdicts": judged, "medians": judge_on_medians(a, work, t, tolerances),
-            "variant": variant, "threads": a.threads, **spread_fields(pair_spread(a.db))}
+            "variant": variant, "threads": a.threads, "suite": a.suite,
+            **spread_fields(pair_spread(a.db))}
 
 
 def spread_fields(per_case):
@@ -226,6 +231,19 @@ def spread_fields(per_case):
             "within": {k: v["within"] for k, v in per_case.items()}}
 
 
+def rate(k, n):
+    """k of n as a percentage with its 95% Wilson score interval: what a campaign of n verdicts
+    can tell (1 false in 100 is 0.2-5.4%)."""
+    if n == 0:
+        return f"{k} of 0"
+    z = 1.959964
+    p = k / n
+    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (f"{k} of {n} ({100 * p:.1f}%; 95% interval {100 * max(0.0, mid - half):.1f}-"
+            f"{100 * min(1.0, mid + half):.1f}%)")
+
+
 def verdict_table(a, rs, extra, key, label):
     """Coverage (A/A), verdict counts and false verdicts per tolerance, of one statistic."""
     main = [v for r in rs for v in r[key][a.tolerance]]
@@ -234,8 +252,7 @@ def verdict_table(a, rs, extra, key, label):
     print(f"  judged on {label}:")
     if extra == 0:
         covered = sum(1 for v in with_ci if v["ci_low"] <= 1.0 <= v["ci_high"])
-        print(f"    99% interval holds 1.0: {covered} of {len(with_ci)} "
-              f"({100 * covered / max(1, len(with_ci)):.1f}%); "
+        print(f"    99% interval holds 1.0: {rate(covered, len(with_ci))}; "
               f"{n - len(with_ci)} verdicts without an interval")
     print(f"    {'tolerance':>9} | {'regr':>5} {'impr':>5} {'unch':>5} {'inconc':>6} | false")
     for tol, _ in sorted(rs[0][key].items(), key=lambda kv: fraction(kv[0])):
@@ -244,23 +261,26 @@ def verdict_table(a, rs, extra, key, label):
         false = c["regression"] + c["improvement"] if extra == 0 else c["improvement"] + (
             c["unchanged"] if extra > fraction(tol) else 0)
         print(f"    {tol:>9} | {c['regression']:>5} {c['improvement']:>5} {c['unchanged']:>5} "
-              f"{c['inconclusive']:>6} | {false} of {m} ({100 * false / max(1, m):.1f}%)")
+              f"{c['inconclusive']:>6} | {rate(false, m)}")
     if extra > 0:
         found = sum(1 for v in main if v["verdict"] == "regression")
-        print(f"    found at {a.tolerance}: {found} of {n} ({100 * found / max(1, n):.0f}%)")
+        print(f"    found at {a.tolerance}: {rate(found, n)}")
 
 
 def summarize(a, records):
     by = collections.defaultdict(list)
     for r in records:
-        # records written before variants held "padding": false for --no-layout-padding
+        # records written before variants held "padding": false for --no-layout-padding, and
+        # before they held their suite, the one --suite names (power is always the plugin)
         variant = r.get("variant", "" if r.get("padding", True) else "no layout padding")
-        by[(r["extra"], variant)].append(r)
-    for (extra, variant), rs in sorted(by.items()):
+        suite = r.get("suite", a.suite if r["extra"] == 0 else "plugin")
+        by[(suite, r["extra"], variant)].append(r)
+    for (suite, extra, variant), rs in sorted(by.items()):
         loads = [r["load"] for r in rs]
         walls = sorted(r["wall_s"] for r in rs)
         n = sum(len(r["verdicts"][a.tolerance]) for r in rs)
-        print(f"\n{a.kind} {a.suite}, slowdown {extra:.0%}: {len(rs)} sessions, {n} verdicts, "
+        kind = "aa" if extra == 0 else "power"
+        print(f"\n{kind} {suite}, slowdown {extra:.0%}: {len(rs)} sessions, {n} verdicts, "
               f"load average {min(loads):.1f}-{max(loads):.1f} "
               f"(mean {statistics.mean(loads):.1f}), "
               f"session wall median {walls[len(walls) // 2]:.0f} s, max {walls[-1]:.0f} s"
@@ -281,10 +301,38 @@ def summarize(a, records):
             verdict_table(a, rs, extra, "medians", "each batch's median (the same rounds)")
 
 
+def tabulate(a):
+    """The tables of earlier campaigns' --out files, pooled: sessions of one suite, slowdown and
+    variant from every file count together (records from before a record held its suite take
+    --suite). Pool only campaigns of one build and one kind of machine state."""
+    if not a.ab_args:
+        sys.exit("tabulate: name the campaigns' --out files")
+    records = []
+    for path in a.ab_args:
+        try:
+            with open(path) as f:
+                for n, line in enumerate(f, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        r = json.loads(line)
+                    except json.JSONDecodeError as e:
+                        sys.exit(f"{path}:{n}: not a JSON record: {e}")
+                    if a.tolerance not in r.get("verdicts", {}):
+                        sys.exit(f"{path}:{n}: no verdicts at --tolerance {a.tolerance} "
+                                 f"(this record has {', '.join(r.get('verdicts', {})) or 'none'})")
+                    records.append(r)
+        except OSError as e:
+            sys.exit(f"{path}: {e.strerror}")
+    print(f"{len(records)} sessions from {len(a.ab_args)} file(s)")
+    if records:
+        summarize(a, records)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["aa", "power"])
+    ap.add_argument("kind", choices=["aa", "power", "tabulate"])
     ap.add_argument("--suite", choices=sorted(SUITES), default="plugin")
     ap.add_argument("--build", default="build", help="build folder with attnprof-worker")
     ap.add_argument("--attnprof", default="", help="attnprof executable (default: BUILD/attnprof)")
@@ -308,10 +356,15 @@ def main():
     ap.add_argument("--minutes", type=float, default=0, help="no session starts after this")
     ap.add_argument("--db", default="")
     ap.add_argument("--out", default="", help="JSON lines: one record per session")
-    ap.add_argument("ab_args", nargs="*", help="after --: more attnprof ab arguments")
+    ap.add_argument("ab_args", nargs="*",
+                    help="after --: more attnprof ab arguments; tabulate: the --out files")
     # argparse gives a trailing positional nothing once `kind` is read: what follows `--` is
     # the ab arguments.
     a, rest = ap.parse_known_args()
+    if a.kind == "tabulate":
+        a.ab_args += [x for x in rest if x != "--"]
+        tabulate(a)
+        return
     if rest and rest[0] != "--":
         ap.error(f"unrecognized arguments: {' '.join(rest)}")
     a.ab_args += rest[1:]

@@ -316,5 +316,15 @@ TEST_SUITE("report::verdicts") {
     CHECK(j["ab"]["cases"][0]["memory"][1]["moved"] == true);
     r.ab->cases[0].memory = report::diff_memory(base, base);
     CHECK(report::console_report(r, 0).find("memory figures") == std::string::npos);
+    // What two sides of one build differ by (the most seen over 300 unchanged case pairs): not
+    // a move. A leak of 64 KiB a call over 100 calls, or 64 KiB of fresh pages a call, is.
+    head = base;
+    head.metrics["memory.minor_faults_per_call"] = 3.5;
+    head.metrics["memory.rss_growth_bytes"] = 2.25 * (1 << 20);
+    for (const auto& m : report::diff_memory(base, head)) CHECK_FALSE(m.moved);
+    head.metrics["memory.minor_faults_per_call"] = 16.02;
+    head.metrics["memory.rss_growth_bytes"] = 6400 << 10;
+    for (const auto& m : report::diff_memory(base, head))
+      CHECK(m.moved == (m.metric != "memory.major_faults_per_call"));
   }
 }
