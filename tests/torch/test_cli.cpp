@@ -182,11 +182,19 @@ TEST_SUITE("cli") {
       INFO(r.out);
       REQUIRE(r.rc == 0);
     }
-    Result cand = attnprof(d.path,
-                           "run tiny.yaml --db h.db --branch pr-1 --commit c5 "
-                           "--cost-rows 0 --perfetto traces");
-    INFO(cand.out);
-    REQUIRE(cand.rc == 0);
+    // The candidate, run again (up to 4 times) while a busy machine (ctest's other tests) makes
+    // a case unstable: compare calls an unstable case inconclusive, not a regression, and the
+    // acceptance below needs the regression (seen failing once in a full ctest -j 2 run).
+    Result cand;
+    bool unstable = true;
+    for (int tries = 0; tries < 4 && unstable; ++tries) {
+      cand = attnprof(d.path,
+                      "run tiny.yaml --db h.db --branch pr-1 --commit c5 "
+                      "--cost-rows 0 --perfetto traces");
+      INFO(cand.out);
+      REQUIRE(cand.rc == 0);
+      unstable = cand.out.find("\n    unstable: ") != std::string::npos;
+    }
     CHECK(d.read("traces/tiny_prefill_b1-s32-fp32-none_eager.json").find("\"traceEvents\"") !=
           std::string::npos);
 
@@ -215,7 +223,7 @@ TEST_SUITE("cli") {
     d.write("fast.yaml", faster_baseline(d.read("base.yaml"), 3));
     Result reg = attnprof(d.path, "compare --db h.db --baseline fast.yaml");
     INFO(reg.out);
-    CHECK(reg.rc == 1);
+    CHECK(reg.rc == (reg.out.find("0 regression") != std::string::npos ? 0 : 1));
     Result acc = attnprof(d.path,
                           "annotate accept --db h.db --case '*causal*' "
                           "--reason 'intended: new masking' --author ci-test");
@@ -223,7 +231,12 @@ TEST_SUITE("cli") {
     CHECK(acc.rc == 0);
     Result after = attnprof(d.path, "compare --db h.db --baseline fast.yaml");
     INFO(after.out);
-    CHECK(after.out.find("1 accepted") != std::string::npos);
+    if (!unstable) {
+      CHECK(reg.rc == 1);
+      CHECK(after.out.find("1 accepted") != std::string::npos);
+    } else {  // still busy after 4 tries: an unstable case is not judged, so not accepted either
+      CHECK(after.out.find(" unstable ") != std::string::npos);
+    }
     CHECK(after.rc == (after.out.find("1 regression") != std::string::npos ? 1 : 0));
 
     Result show =
