@@ -160,8 +160,14 @@ TEST_SUITE("cli") {
     d.write("fast.yaml", faster_baseline(base, 3));
     Result reg = attnprof(d.path, "compare --db h.db --baseline fast.yaml --markdown gate.md");
     INFO(reg.out);
-    CHECK(reg.rc == 1);
-    CHECK(reg.out.find("2 regression") != std::string::npos);
+    // Both, but for a case the busy machine made unstable: compare leaves it inconclusive.
+    int unstable = 0;
+    for (std::size_t at = run.out.find("\n    unstable: "); at != std::string::npos;
+         at = run.out.find("\n    unstable: ", at + 1))
+      ++unstable;
+    if (unstable < 2) CHECK(reg.rc == 1);
+    CHECK(reg.out.find(std::to_string(2 - unstable) + " regression, 0 failed, 0 missing, " +
+                       std::to_string(unstable) + " inconclusive") != std::string::npos);
     // A tolerance of 400% (as a percentage or a fraction) takes a 3x slowdown.
     for (const char* t : {"400%", "4"}) {
       Result wide =
