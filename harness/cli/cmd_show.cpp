@@ -41,7 +41,7 @@ Action setup_show(CLI::App& sub) {
           o->db, 0, 0, fmt::format("no run \"{}\" (try `attnprof history` for ids)", o->run)});
     // The cases as `run` printed them: a busy machine's and an unchecked figure say so here too.
     fmt::print("{}\n{}{}\n", store::format_run_header(*run),
-               report::results_table(*run, table_width(o->wide)), report::status_counts(*run));
+               report::results_table(*run, table_width(o->wide)), report::status_counts(*run, table_width(o->wide)));
     if (!run->pair_id.empty())
       fmt::print("A/B pair {} ({} side); judge it again: attnprof compare --pair {}\n",
                  run->pair_id, run->side, run->pair_id.substr(0, 8));

@@ -9,6 +9,7 @@
 #include "harness/core/stability.h"
 #include "harness/report/format.h"
 #include "harness/util/format.h"
+#include "harness/util/table.h"
 
 namespace attnprof::report {
 
@@ -48,7 +49,7 @@ std::string case_note(const core::CaseResult& r, bool backend) {
   return note;
 }
 
-std::string status_counts(const core::Run& run) {
+std::string status_counts(const core::Run& run, std::size_t width) {
   std::array<int, 4> k{};
   int unstable = 0, unchecked = 0;
   for (const auto& r : run.cases) {
@@ -64,7 +65,11 @@ std::string status_counts(const core::Run& run) {
         "; {} unstable: a busy machine descheduled the worker, their figures are "
         "not the kernels' (baselines leave them out)",
         unstable);
-  return out;
+  if (width == 0 || util::display_width(out) <= width) return out;
+  std::string wrapped;
+  for (const std::string& line : util::wrap(out, width))
+    wrapped += (wrapped.empty() ? "" : "\n") + line;
+  return wrapped;
 }
 
 }  // namespace attnprof::report

@@ -18,6 +18,7 @@ std::string results_table(const core::Run& run, std::size_t width = kConsoleWidt
 // results table and the HTML run page say the same.
 std::string case_note(const core::CaseResult& r, bool backend);
 // "12 cases: 10 ok, 1 failed, 1 skipped, 0 error"
-std::string status_counts(const core::Run& run);
+// Wrapped to `width` columns like the table above it (0: one line, for --wide).
+std::string status_counts(const core::Run& run, std::size_t width = 0);
 
 }  // namespace attnprof::report

@@ -68,6 +68,16 @@ TEST_SUITE("report::results") {
               "               not checked (reference: none)\n");
     CHECK(report::status_counts(run) ==
           "2 cases: 2 ok, 0 failed, 0 skipped, 0 error; 1 not checked (reference: none)");
+    // Wrapped to the table's width, every line within it; one line at width 0 (--wide).
+    const std::string narrow = report::status_counts(run, 40);
+    CHECK(narrow.find('\n') != std::string::npos);
+    for (std::size_t at = 0; at <= narrow.size();) {
+      const std::size_t end = std::min(narrow.find('\n', at), narrow.size());
+      CHECK(end - at <= 40);
+      at = end + 1;
+    }
+    CHECK(report::status_counts(run, 0) == report::status_counts(run));
+    CHECK(report::status_counts(run, 120) == report::status_counts(run));
     run.cases.pop_back();
     CHECK(report::status_counts(run) == "1 cases: 1 ok, 0 failed, 0 skipped, 0 error");
   }
