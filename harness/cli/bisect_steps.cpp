@@ -70,16 +70,26 @@ void resolve_range(BisectArgs& o) {
     f.case_keys = {o.from_change};
     stats::ChangePointSettings settings;
     settings.min_magnitude = 0.01;  // as `attnprof changes`
-    const store::CaseChange* newest = nullptr;
     const auto changes = store::find_changes(db, f, settings);
-    for (const auto& c : changes)
-      if (c.point.relative_change > 0 && (!newest || c.at_ns > newest->at_ns)) newest = &c;
+    const auto found = store::newest_bisectable_slowdown(changes);
+    const store::CaseChange* newest = found.change;
+    if (!newest && found.passed_over > 0)
+      throw util::InputError(util::Diagnostic{
+          "--from-change", 0, 0,
+          fmt::format("the history in {} shows {} slowdown(s) of {}, each between two runs of "
+                      "one commit (or of none): the machine changed, not the code, and there is nothing to "
+                      "bisect (attnprof changes --case '{}' lists them)",
+                      o.ab.db, found.passed_over, o.from_change, o.from_change)});
     if (!newest)
       throw util::InputError(util::Diagnostic{
           "--from-change", 0, 0,
           fmt::format("the history in {} shows no slowdown of {} (attnprof changes --case "
                       "'{}' lists its change points)",
                       o.ab.db, o.from_change, o.from_change)});
+    if (found.passed_over > 0)
+      fmt::print("bisect: passed over {} newer slowdown(s) of {} between two runs of one commit "
+                 "or of none (the machine's, not a commit's)\n",
+                 found.passed_over, o.from_change);
     o.good = newest->commit_before;
     o.bad = newest->commit_after;
     fmt::print("bisect: {} slowed by {:+.1f}% between {} and {} (attnprof changes)\n",

@@ -36,4 +36,21 @@ std::vector<CaseChange> find_changes(Database& db, const HistoryFilter& filter,
   return out;
 }
 
+BisectableSlowdown newest_bisectable_slowdown(const std::vector<CaseChange>& changes) {
+  const auto across_commits = [](const CaseChange& c) {
+    return !c.commit_before.empty() && !c.commit_after.empty() &&
+           c.commit_before != c.commit_after;
+  };
+  BisectableSlowdown out;
+  for (const auto& c : changes)
+    if (c.point.relative_change > 0 && across_commits(c) &&
+        (!out.change || c.at_ns > out.change->at_ns))
+      out.change = &c;
+  for (const auto& c : changes)
+    if (c.point.relative_change > 0 && !across_commits(c) &&
+        (!out.change || c.at_ns > out.change->at_ns))
+      ++out.passed_over;
+  return out;
+}
+
 }  // namespace attnprof::store

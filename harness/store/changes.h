@@ -24,4 +24,14 @@ struct CaseChange {
 std::vector<CaseChange> find_changes(Database& db, const HistoryFilter& filter,
                                      const stats::ChangePointSettings& settings = {});
 
+// The slowdown a bisect can start from: the newest change up whose last run before and first
+// run after are at two different commits. A change between two runs of one commit (or of runs
+// that name no commit) is the machine's doing, never a commit's; those newer than the chosen one
+// are counted in passed_over, so that the caller can say so.
+struct BisectableSlowdown {
+  const CaseChange* change = nullptr;  // into the vector given; null when there is none
+  int passed_over = 0;
+};
+BisectableSlowdown newest_bisectable_slowdown(const std::vector<CaseChange>& changes);
+
 }  // namespace attnprof::store

@@ -49,6 +49,36 @@ TEST_SUITE("store::changes") {
     CHECK(c.at_ns == 1024);
   }
 
+  TEST_CASE("bisect starts from the newest slowdown between two commits, not within one") {
+    const auto change = [](std::string before, std::string after, double rel, std::int64_t at) {
+      store::CaseChange c;
+      c.commit_before = std::move(before);
+      c.commit_after = std::move(after);
+      c.point.relative_change = rel;
+      c.at_ns = at;
+      return c;
+    };
+    // c3 -> c4 doubled the time; later, among c4's own runs, the machine slowed by 43% (a CI
+    // run's history); a speed-up and a step between runs that name no commit are newer still.
+    std::vector<store::CaseChange> changes{change("c3", "c4", 1.0, 100),
+                                           change("c4", "c4", 0.43, 200),
+                                           change("c4", "c5", -0.3, 300),
+                                           change("", "", 0.2, 400)};
+    auto found = store::newest_bisectable_slowdown(changes);
+    REQUIRE(found.change == &changes[0]);
+    CHECK(found.passed_over == 2);
+    // A newer slowdown across commits is chosen, and nothing older is counted as passed over.
+    changes.push_back(change("c5", "c6", 0.1, 500));
+    found = store::newest_bisectable_slowdown(changes);
+    REQUIRE(found.change == &changes[4]);
+    CHECK(found.passed_over == 0);
+    // Only slowdowns within one commit: none to bisect, and how many there were.
+    found = store::newest_bisectable_slowdown({changes[1], changes[3]});
+    CHECK(found.change == nullptr);
+    CHECK(found.passed_over == 2);
+    CHECK(store::newest_bisectable_slowdown({changes[2]}).change == nullptr);
+  }
+
   TEST_CASE("no history, no changes") {
     TempDir dir;
     auto db = Database::open(dir.file("h.db"));
