@@ -159,6 +159,8 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
                      {"branch", c.git_branch},
                      {"commit_before", c.commit_before},
                      {"commit_after", c.commit_after},
+                     {"within_one_commit", !c.commit_before.empty() &&
+                                               c.commit_before == c.commit_after},
                      {"run_before", c.run_before},
                      {"run_after", c.run_after},
                      {"at", format_time(c.at_ns)},
@@ -186,7 +188,16 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
     return out;
   }
   if (changes.empty()) return "no change points\n";
-  return table(cells, width, 0, {2, 7, 4, 5});  // env, p, before, after
+  std::string out = table(cells, width, 0, {2, 7, 4, 5});  // env, p, before, after
+  const auto within = std::count_if(changes.begin(), changes.end(), [](const CaseChange& c) {
+    return !c.commit_before.empty() && c.commit_before == c.commit_after;
+  });
+  if (within > 0)
+    out += fmt::format(
+        "{} change(s) between two runs of one commit (A..A): the machine or its load moved, not "
+        "the code; attnprof bisect --from-change passes them over\n",
+        within);
+  return out;
 }
 
 std::string format_run_header(const core::Run& run) {

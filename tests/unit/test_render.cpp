@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "harness/store/changes.h"
 #include "harness/store/render.h"
 
 using namespace attnprof;
@@ -72,6 +73,31 @@ TEST_SUITE("store::render") {
     CHECK(json.find("\"case\": \"m/k\"") != std::string::npos);
     CHECK(json.find("\"value\": 1234.5") != std::string::npos);
     CHECK(store::format_history({}, Format::table) == "no matching history\n");
+  }
+
+  TEST_CASE("changes: a change between two runs of one commit is said to be the machine's") {
+    store::CaseChange c;
+    c.case_key = "m/k";
+    c.metric = "summary.median_ns";
+    c.env_fingerprint = "e1";
+    c.commit_before = "aaaaaaaaaaaa0000";
+    c.commit_after = "bbbbbbbbbbbb0000";
+    c.point.before_mean = 240;
+    c.point.after_mean = 480;
+    c.point.relative_change = 1.0;
+    std::vector<store::CaseChange> changes{c};
+    const std::string note = "between two runs of one commit (A..A)";
+    auto text = store::format_changes(changes, Format::table);
+    CHECK(text.find("aaaaaaaaaaaa..bbbbbbbbbbbb") != std::string::npos);
+    CHECK(text.find(note) == std::string::npos);
+    CHECK(store::format_changes(changes, Format::json).find("\"within_one_commit\": false") != std::string::npos);
+    c.commit_before = c.commit_after;
+    changes.push_back(c);
+    text = store::format_changes(changes, Format::table);
+    CHECK(text.find("bbbbbbbbbbbb..bbbbbbbbbbbb") != std::string::npos);
+    CHECK(text.find("1 change(s) " + note + ": the machine or its load moved, not the code") != std::string::npos);
+    CHECK(store::format_changes(changes, Format::json).find("\"within_one_commit\": true") != std::string::npos);
+    CHECK(store::format_changes(changes, Format::csv).find(note) == std::string::npos);
   }
 
   TEST_CASE("times: printed in UTC, read as dates, date-times or days ago") {
