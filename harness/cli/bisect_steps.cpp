@@ -76,10 +76,11 @@ void resolve_range(BisectArgs& o) {
     if (!newest && found.passed_over > 0)
       throw util::InputError(util::Diagnostic{
           "--from-change", 0, 0,
-          fmt::format("the history in {} shows {} slowdown(s) of {}, each between two runs of "
-                      "one commit (or of none): the machine changed, not the code, and there is nothing to "
-                      "bisect (attnprof changes --case '{}' lists them)",
-                      o.ab.db, found.passed_over, o.from_change, o.from_change)});
+          fmt::format(
+              "the history in {} shows {} slowdown(s) of {}, each between two runs of "
+              "one commit (or of none): the machine changed, not the code, and there is nothing to "
+              "bisect (attnprof changes --case '{}' lists them)",
+              o.ab.db, found.passed_over, o.from_change, o.from_change)});
     if (!newest)
       throw util::InputError(util::Diagnostic{
           "--from-change", 0, 0,
@@ -87,9 +88,10 @@ void resolve_range(BisectArgs& o) {
                       "'{}' lists its change points)",
                       o.ab.db, o.from_change, o.from_change)});
     if (found.passed_over > 0)
-      fmt::print("bisect: passed over {} newer slowdown(s) of {} between two runs of one commit "
-                 "or of none (the machine's, not a commit's)\n",
-                 found.passed_over, o.from_change);
+      fmt::print(
+          "bisect: passed over {} newer slowdown(s) of {} between two runs of one commit "
+          "or of none (the machine's, not a commit's)\n",
+          found.passed_over, o.from_change);
     o.good = newest->commit_before;
     o.bad = newest->commit_after;
     fmt::print("bisect: {} slowed by {:+.1f}% between {} and {} (attnprof changes)\n",

@@ -38,8 +38,7 @@ std::vector<CaseChange> find_changes(Database& db, const HistoryFilter& filter,
 
 BisectableSlowdown newest_bisectable_slowdown(const std::vector<CaseChange>& changes) {
   const auto across_commits = [](const CaseChange& c) {
-    return !c.commit_before.empty() && !c.commit_after.empty() &&
-           c.commit_before != c.commit_after;
+    return !c.commit_before.empty() && !c.commit_after.empty() && c.commit_before != c.commit_after;
   };
   BisectableSlowdown out;
   for (const auto& c : changes)

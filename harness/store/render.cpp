@@ -153,22 +153,22 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
   if (format == Format::json) {
     json out = json::array();
     for (const auto& c : changes)
-      out.push_back({{"case", c.case_key},
-                     {"metric", c.metric},
-                     {"env", c.env_fingerprint},
-                     {"branch", c.git_branch},
-                     {"commit_before", c.commit_before},
-                     {"commit_after", c.commit_after},
-                     {"within_one_commit", !c.commit_before.empty() &&
-                                               c.commit_before == c.commit_after},
-                     {"run_before", c.run_before},
-                     {"run_after", c.run_after},
-                     {"at", format_time(c.at_ns)},
-                     {"before", c.point.before_mean},
-                     {"after", c.point.after_mean},
-                     {"change", c.point.relative_change},
-                     {"p_value", c.point.p_value},
-                     {"permutation_p", c.point.permutation_p}});
+      out.push_back(
+          {{"case", c.case_key},
+           {"metric", c.metric},
+           {"env", c.env_fingerprint},
+           {"branch", c.git_branch},
+           {"commit_before", c.commit_before},
+           {"commit_after", c.commit_after},
+           {"within_one_commit", !c.commit_before.empty() && c.commit_before == c.commit_after},
+           {"run_before", c.run_before},
+           {"run_after", c.run_after},
+           {"at", format_time(c.at_ns)},
+           {"before", c.point.before_mean},
+           {"after", c.point.after_mean},
+           {"change", c.point.relative_change},
+           {"p_value", c.point.p_value},
+           {"permutation_p", c.point.permutation_p}});
     return out.dump(2) + "\n";
   }
   std::vector<std::vector<std::string>> cells;
