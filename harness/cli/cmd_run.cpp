@@ -99,7 +99,8 @@ int run(const RunArgs& a) {
   if (a.cost_rows <= 0)
     fmt::print("\ncost matrices: attnprof show {} --case KEY (or run --cost-rows N)\n",
                run.id.substr(0, 8));
-  fmt::print("\n{}\nrun {} stored in {}\n", report::status_counts(run, table_width(a.wide)), run.id, a.db);
+  fmt::print("\n{}\nrun {} stored in {}\n", report::status_counts(run, table_width(a.wide)), run.id,
+             a.db);
   return session::run_exit_code(run);
 }
 

@@ -18,6 +18,8 @@ struct CaseChange {
   std::string run_before, run_after;
   std::int64_t at_ns = 0;  // start of the first run after the change
   int series_length = 0;
+  // Between two runs of one commit (A..A): the machine or its load moved, never the code.
+  bool within_one_commit() const { return !commit_before.empty() && commit_before == commit_after; }
 };
 
 // Never compares across environments: a series is one (case, metric, environment).

@@ -153,22 +153,21 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
   if (format == Format::json) {
     json out = json::array();
     for (const auto& c : changes)
-      out.push_back(
-          {{"case", c.case_key},
-           {"metric", c.metric},
-           {"env", c.env_fingerprint},
-           {"branch", c.git_branch},
-           {"commit_before", c.commit_before},
-           {"commit_after", c.commit_after},
-           {"within_one_commit", !c.commit_before.empty() && c.commit_before == c.commit_after},
-           {"run_before", c.run_before},
-           {"run_after", c.run_after},
-           {"at", format_time(c.at_ns)},
-           {"before", c.point.before_mean},
-           {"after", c.point.after_mean},
-           {"change", c.point.relative_change},
-           {"p_value", c.point.p_value},
-           {"permutation_p", c.point.permutation_p}});
+      out.push_back({{"case", c.case_key},
+                     {"metric", c.metric},
+                     {"env", c.env_fingerprint},
+                     {"branch", c.git_branch},
+                     {"commit_before", c.commit_before},
+                     {"commit_after", c.commit_after},
+                     {"within_one_commit", c.within_one_commit()},
+                     {"run_before", c.run_before},
+                     {"run_after", c.run_after},
+                     {"at", format_time(c.at_ns)},
+                     {"before", c.point.before_mean},
+                     {"after", c.point.after_mean},
+                     {"change", c.point.relative_change},
+                     {"p_value", c.point.p_value},
+                     {"permutation_p", c.point.permutation_p}});
     return out.dump(2) + "\n";
   }
   std::vector<std::vector<std::string>> cells;
@@ -189,9 +188,8 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
   }
   if (changes.empty()) return "no change points\n";
   std::string out = table(cells, width, 0, {2, 7, 4, 5});  // env, p, before, after
-  const auto within = std::count_if(changes.begin(), changes.end(), [](const CaseChange& c) {
-    return !c.commit_before.empty() && c.commit_before == c.commit_after;
-  });
+  const auto within = std::count_if(changes.begin(), changes.end(),
+                                    [](const CaseChange& c) { return c.within_one_commit(); });
   if (within > 0)
     out += fmt::format(
         "{} change(s) between two runs of one commit (A..A): the machine or its load moved, not "

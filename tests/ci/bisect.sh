@@ -94,17 +94,20 @@ expect "$tmp/log5" "go on with a longer budget over them: attnprof bisect --good
 # commit 240 us five times, then 442 and 446 us; here 240-245 us, then 314, 386 and 417-437 us).
 # Twice the work overlapped those spells and `changes` saw no clean split; four times does not.
 echo "== from a change point: main's history at the third and fourth commits, eight runs each"
-for c in "$c3" "$c4"; do
-  for _ in 1 2 3 4 5 6 7 8; do
-    "$attnprof" run attnprof.yaml --no-trace --db "$tmp/history.db" --commit "$c" --branch main \
-      --plugin "$tmp/work/${c:0:12}/build/libbusy.so" >>"$tmp/runs.log" 2>&1 ||
-      { cat "$tmp/runs.log"; fail "attnprof run at $c failed"; }
+# store_runs DB N STORED_AS PLUGIN_COMMIT: N runs of PLUGIN_COMMIT's built plugin into DB, each
+# stored as commit STORED_AS on main; their output is appended to DB.log.
+store_runs() {
+  for _ in $(seq "$2"); do
+    "$attnprof" run attnprof.yaml --no-trace --db "$1" --commit "$3" --branch main \
+      --plugin "$tmp/work/${4:0:12}/build/libbusy.so" >>"$1.log" 2>&1 ||
+      { cat "$1.log"; fail "attnprof run of the plugin of $4 (stored as $3) failed"; }
   done
-done
+}
+for c in "$c3" "$c4"; do store_runs "$tmp/history.db" 8 "$c" "$c"; done
 "$attnprof" changes --db "$tmp/history.db" >"$tmp/changes"
 grep -qF -- "${c3:0:12}..${c4:0:12}" "$tmp/changes" || {
   # What the series was, so that a failure here can be told apart: a split environment, a noisy run.
-  cat "$tmp/runs.log" >&2
+  cat "$tmp/history.db.log" >&2
   "$attnprof" history --db "$tmp/history.db" --format csv >&2
   "$attnprof" history --db "$tmp/history.db" --format csv --metric 'summary.*' | grep -F descheduled >&2 || true
   expect "$tmp/changes" "${c3:0:12}..${c4:0:12}"
@@ -121,13 +124,7 @@ grep -E '^bisect: (step 1:|.*slowed by)' "$tmp/log4"
 echo "== a slowdown between runs of one commit: the machine's, nothing to bisect"
 # Six runs with the third commit's plugin then six with the fourth's, every one stored as the
 # sixth commit: `changes` sees the step, and bisect refuses it by name rather than bisect c6..c6.
-for c in "$c3" "$c4"; do
-  for _ in 1 2 3 4 5 6; do
-    "$attnprof" run attnprof.yaml --no-trace --db "$tmp/one.db" --commit "$c6" --branch main \
-      --plugin "$tmp/work/${c:0:12}/build/libbusy.so" >>"$tmp/one.log" 2>&1 ||
-      { cat "$tmp/one.log"; fail "attnprof run with the plugin of $c failed"; }
-  done
-done
+for c in "$c3" "$c4"; do store_runs "$tmp/one.db" 6 "$c6" "$c"; done
 "$attnprof" changes --db "$tmp/one.db" >"$tmp/changes6"
 expect "$tmp/changes6" "${c6:0:12}..${c6:0:12}"
 rc=0
