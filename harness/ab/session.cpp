@@ -12,6 +12,7 @@
 #include "harness/core/clock.h"
 #include "harness/env/environment.h"
 #include "harness/kernel/package.h"
+#include "harness/kernel/python.h"
 #include "harness/stats/rng.h"
 #include "harness/util/machine.h"
 #include "harness/worker/client.h"
@@ -61,7 +62,8 @@ bool settled_by(const core::CaseResult& r) {
 }  // namespace
 
 bool knows(const worker::Described& d, const core::Case& c) {
-  if (kernel::is_package(c.kernel)) return true;  // every worker runs packages
+  // Every worker runs packages, and Python modules (one built without Python skips them).
+  if (kernel::is_package(c.kernel) || kernel::is_python(c.kernel)) return true;
   if (c.kernel.starts_with("op:")) {
     for (const auto& p : d.plugins)
       if (std::find(p.ops.begin(), p.ops.end(), c.kernel.substr(3)) != p.ops.end()) return true;

@@ -71,8 +71,8 @@ std::vector<core::Case> load_cases_with_plugins(const std::vector<std::string>& 
 // case's file:line:col, with the ops the plugins did register and a did-you-mean.
 void check_plugin_ops(const std::vector<core::Case>& cases, const worker::Described& described);
 
-// The "aoti:PATH.pt2" packages of `cases` that are not there, once per file, at the spot that
-// names them, with the command that makes them. run and ab refuse such a suite (bad input,
+// The "aoti:PATH.pt2" packages and "py:PATH.py:NAME" files of `cases` that are not there, once
+// per file, at the spot that names them, with the command that makes a package. run and ab refuse such a suite (bad input,
 // before anything is measured); validate only notes them, since a package is a build artifact
 // made from the scenario after it validates.
 std::vector<util::Diagnostic> missing_packages(const std::vector<core::Case>& cases);

@@ -11,6 +11,7 @@
 #include "harness/cli/command.h"
 #include "harness/kernel/names.h"
 #include "harness/kernel/package.h"
+#include "harness/kernel/python.h"
 #include "harness/scenario/diags.h"
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
@@ -95,6 +96,17 @@ std::vector<util::Diagnostic> missing_packages(const std::vector<core::Case>& ca
   std::set<std::string> seen;
   for (const auto& c : cases) {
     for (const std::string* name : {&c.kernel, &c.reference}) {
+      if (kernel::is_python(*name)) {
+        const std::string path = kernel::python_file(*name, c.loc.file);
+        std::error_code ec;
+        if (!seen.insert(path).second || std::filesystem::is_regular_file(path, ec)) continue;
+        diags.push_back(util::Diagnostic{
+            c.loc.file, c.loc.line, c.loc.col,
+            fmt::format("{} \"{}\": no Python file at {} (PATH is relative to the scenario's "
+                        "folder)",
+                        name == &c.kernel ? "kernel" : "reference", *name, path)});
+        continue;
+      }
       if (!kernel::is_package(*name)) continue;
       const std::string path = kernel::package_path(*name, c.loc.file);
       std::error_code ec;

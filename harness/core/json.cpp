@@ -215,6 +215,8 @@ json to_json(const core::Case& c) {
   // without its mask.
   if (!c.mask_file.empty()) j["mask_file"] = c.mask_file;
   if (!c.reference.empty()) j["reference"] = c.reference;
+  if (!c.kernel_args.empty()) j["kernel_args"] = c.kernel_args;
+  if (c.compile_cache_warm) j["compile_cache"] = "warm";
   return j;
 }
 
@@ -250,6 +252,10 @@ core::Case case_from_json(const json& j) {
   get(j, "window", c.window);
   get(j, "mask_file", c.mask_file);
   get(j, "reference", c.reference);
+  get(j, "kernel_args", c.kernel_args);
+  std::string cache;
+  get(j, "compile_cache", cache);
+  c.compile_cache_warm = cache == "warm";
   get_opt(j, "scale", c.scale);
   get(j, "seed", c.seed);
   if (const json* hw = object_at(j, "hardware"))

@@ -87,6 +87,12 @@ struct Case {
   // "none" (not checked), or another kernel's name (a package, an op), run in fp32 where it
   // can be. Not part of the key: it says how the case is checked, not what it computes.
   std::string reference;
+  // A Python kernel's constructor (or factory) arguments, a JSON object as text; empty: none.
+  // Not part of the key, like reference: the scenario says it beside the kernel's name.
+  std::string kernel_args;
+  // A torch.compile variant starts from a fresh Inductor cache (false), or from the one the
+  // worker's environment names (true: scenario "compile_cache: warm").
+  bool compile_cache_warm = false;
   Hardware hardware;
   MeasureSettings measure;
   GateSettings gate;

@@ -17,6 +17,9 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
+#include "harness/kernel/python.h"
 #include "harness/scenario/diags.h"
 #include "harness/scenario/models.h"
 #include "harness/scenario/scenario.h"
@@ -33,7 +36,7 @@ namespace {
 const std::vector<std::string> param_keys = {
     "model",    "phase",    "level",   "batch",  "seq_len",   "kv_len", "q_len",
     "seq_lens", "dtype",    "mask",    "window", "mask_file", "scale",  "seed",
-    "kernels",  "hardware", "measure", "gate",   "reference"};
+    "kernels",  "hardware", "measure", "gate",   "reference", "kernel_args", "compile_cache"};
 // The keys whose value may be a list, in the order the matrix varies them (the last fastest):
 // case order then depends on the keys' values, not on the order they were written in.
 const std::vector<std::string> axis_keys = {"model",  "level", "batch", "seq_len",
@@ -214,6 +217,9 @@ class Loader {
     for (const auto& [at, entry] : m_reference_keys)
       if (!entry.second)
         m_diags.error(entry.first, "reference: this entry matches no case's kernel");
+    for (const auto& [at, entry] : m_kernel_args_keys)
+      if (!entry.second)
+        m_diags.error(entry.first, "kernel_args: this entry matches no case's kernel");
     m_diags.sort();
     if (!m_diags.empty()) m_diags.raise();
     return Suite{std::move(m_cases), std::move(files), m_exclude_checks};
@@ -228,6 +234,7 @@ class Loader {
   std::size_t m_exclude_checks = 0;
   // reference: mapping entries, by where their key is: (that spot, whether a case matched it).
   std::map<std::string, std::pair<core::SourceLoc, bool>> m_reference_keys;
+  std::map<std::string, std::pair<core::SourceLoc, bool>> m_kernel_args_keys;  // likewise
   struct MaskShape {
     int rows = 0, cols = 0;
     std::string beyond;  // MaskFile::beyond
@@ -411,6 +418,14 @@ class Loader {
         else
           m_diags.error(k->loc,
                         fmt::format("kernel \"{}\": a compiled package is aoti:PATH.pt2", s));
+      } else if (kernel::is_python(s)) {
+        // A user's Python module: like a package, the file is checked when a run starts
+        // (validate notes a missing one), the name's form and mode here.
+        std::string why;
+        if (kernel::parse_python(s, &why))
+          add(k);
+        else
+          m_diags.error(k->loc, fmt::format("kernel \"{}\": {}", s, why));
       } else if (s.starts_with("op:")) {
         if (std::regex_match(s, op_re))
           add(k);
@@ -507,6 +522,10 @@ class Loader {
     const std::size_t errors_before = d.count();
     c.kernel = get("kernels")->scalar;
     if (const Node* r = get("reference")) read_reference(*r, c);
+    if (const Node* a = get("kernel_args")) read_kernel_args(*a, c);
+    if (const Node* cc = get("compile_cache"))
+      if (auto s = read_choice(*cc, "compile_cache", {"fresh", "warm"}, d))
+        c.compile_cache_warm = *s == "warm";
     if (!read_model(ctx, get("model"), c)) return;
     if (!read_phase(get, c)) return;
     if (const Node* l = get("level")) {
@@ -542,6 +561,65 @@ class Loader {
     m_cases.push_back(std::move(c));
   }
 
+  // A mapping entry's key spot, for the "matches no case" check of mappings keyed by kernel.
+  static std::string spot(const core::SourceLoc& l) {
+    return l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+  }
+
+  // A scalar as the value of a Python argument: JSON where it reads as JSON (numbers, true,
+  // null, lists), else the text; mappings and lists element by element. As `attnprof package
+  // --arg NAME=VALUE` reads VALUE.
+  static nlohmann::json argument_value(const Node& n) {
+    if (n.is_map()) {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& e : n.items) o[e.key] = argument_value(e);
+      return o;
+    }
+    if (n.is_seq()) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& e : n.items) a.push_back(argument_value(e));
+      return a;
+    }
+    if (!n.is_scalar()) return nullptr;
+    nlohmann::json j = nlohmann::json::parse(n.scalar, nullptr, /*allow_exceptions=*/false);
+    return j.is_discarded() ? nlohmann::json(n.scalar) : j;
+  }
+
+  // kernel_args: the constructor (or factory) arguments of Python kernels, a mapping from
+  // kernel (or glob) to a mapping of NAME: VALUE; the first entry that matches the case's
+  // kernel wins. Stored with the case (its params), not in its key.
+  void read_kernel_args(const Node& n, core::Case& c) {
+    if (!n.is_map()) {
+      m_diags.error(n.loc, fmt::format("kernel_args: expected a mapping from kernel to its "
+                                       "arguments (NAME: VALUE), {}",
+                                       got(n)));
+      return;
+    }
+    const Node* chosen = nullptr;
+    for (const auto& e : n.items) {
+      auto& [at, used] = m_kernel_args_keys[spot(e.key_loc)];
+      at = e.key_loc;
+      if (!chosen && fnmatch(e.key.c_str(), c.kernel.c_str(), 0) == 0) {
+        used = true;
+        chosen = &e;
+      }
+    }
+    if (!chosen) return;
+    if (!kernel::is_python(c.kernel)) {
+      m_diags.error(chosen->key_loc, fmt::format("kernel_args: kernel \"{}\" is no Python kernel "
+                                                 "(only py:PATH.py:NAME kernels take arguments)",
+                                                 c.kernel));
+      return;
+    }
+    if (!chosen->is_map()) {
+      m_diags.error(chosen->loc, fmt::format("kernel_args: \"{}\": expected a mapping of NAME: "
+                                             "VALUE, {}",
+                                             chosen->key, got(*chosen)));
+      return;
+    }
+    c.kernel_args = argument_value(*chosen).dump();
+  }
+
   // reference: what the case's output is checked against before it is timed: one name for every
   // kernel of the workload, or a mapping from kernel (or glob) to name, the first matching
   // entry winning. Empty (the default): sdpa.math. "none": not checked.
@@ -551,8 +629,7 @@ class Loader {
       value = &n;
     } else if (n.is_map()) {
       for (const auto& e : n.items) {
-        auto& [at, used] = m_reference_keys[e.key_loc.file + ":" + std::to_string(e.key_loc.line) +
-                                            ":" + std::to_string(e.key_loc.col)];
+        auto& [at, used] = m_reference_keys[spot(e.key_loc)];
         at = e.key_loc;
         if (!value && fnmatch(e.key.c_str(), c.kernel.c_str(), 0) == 0) {
           used = true;
@@ -577,13 +654,13 @@ class Loader {
     static const std::regex op_re("op:[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_.]*");
     const bool known =
         r == "none" || (r.starts_with("aoti:") && r.size() > 9 && r.ends_with(".pt2")) ||
-        std::regex_match(r, op_re) || m_opts.kernels.empty() ||
+        std::regex_match(r, op_re) || kernel::parse_python(r) || m_opts.kernels.empty() ||
         std::find(m_opts.kernels.begin(), m_opts.kernels.end(), r) != m_opts.kernels.end();
     if (!known) {
       std::vector<std::string> names = m_opts.kernels;
       names.push_back("none");
       m_diags.error(value->loc, fmt::format("reference: unknown kernel \"{}\"{}; a reference is "
-                                            "a kernel, aoti:PATH.pt2, op:ns::name or none",
+                                            "a kernel, aoti:PATH.pt2, py:PATH.py:NAME, op:ns::name or none",
                                             r, did_you_mean(r, names)));
       return;
     }

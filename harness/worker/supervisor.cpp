@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/json.h"
+#include "harness/kernel/python.h"
 #include "harness/util/error.h"
 #include "harness/worker/protocol.h"
 
@@ -51,9 +52,12 @@ core::CaseResult result_of(const json& reply, const std::string& label) {
 }  // namespace
 
 std::chrono::milliseconds case_timeout(const core::Case& c, double override_s) {
-  const double s = override_s > 0
-                       ? override_s
-                       : 60.0 + 3.0 * (c.measure.warmup_ms / 1000.0 + c.measure.time_budget_s);
+  // A torch.compile variant compiles before its warm-up: a minute a graph on two busy cores.
+  const auto py = kernel::parse_python(c.kernel);
+  const double compile_s = py && !py->mode.empty() ? 600.0 : 0.0;
+  const double s = override_s > 0 ? override_s
+                                  : 60.0 + compile_s +
+                                        3.0 * (c.measure.warmup_ms / 1000.0 + c.measure.time_budget_s);
   return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000));
 }
 

@@ -33,7 +33,8 @@ struct Described {
 
 // How long one case may take before its worker is called hung: the case's own budget (warm-up,
 // time budget) three times over plus a minute for the correctness check, the traced pass and
-// first-call initialization (module loading, cuBLAS handles). `override_s` > 0 replaces it.
+// first-call initialization (module loading, cuBLAS handles), and ten more for a torch.compile
+// variant's compile. `override_s` > 0 replaces it.
 std::chrono::milliseconds case_timeout(const core::Case& c, double override_s = 0);
 
 class Supervisor {

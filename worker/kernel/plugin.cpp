@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/kernel/package.h"
+#include "harness/kernel/python.h"
 #include "harness/util/error.h"
 #include "worker/kernel/variants/variants.h"
 
@@ -65,6 +66,15 @@ const Variant* lookup(std::string_view name, std::string* why) {
   if (const Variant* v = registry().find(name)) return v;
   if (is_package(name)) {
     registry().add(make_package_variant(name));
+    return registry().find(name);
+  }
+  if (is_python(name)) {
+    std::string bad;
+    if (!parse_python(name, &bad)) {
+      if (why) *why = fmt::format("kernel \"{}\": {}", name, bad);
+      return nullptr;
+    }
+    registry().add(make_python_variant(name));
     return registry().find(name);
   }
   if (name.rfind("op:", 0) != 0) {

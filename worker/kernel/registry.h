@@ -9,6 +9,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,6 +65,9 @@ struct Variant {
   // Optional: the whole block or layer (BlockInputs -> [B, Sq, hidden]). A variant that has it
   // replaces the harness's workload at those levels instead of being called inside it.
   std::function<at::Tensor(const BlockInputs&)> launch_block;
+  // Optional, at the case's end: metrics of the variant's own (a torch.compile variant's
+  // compile.* figures), stored with the case's, never samples.
+  std::function<std::map<std::string, double>()> metrics;
 };
 
 // Whether `v` computes a case's whole workload (a block or layer package) rather than the

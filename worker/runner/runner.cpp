@@ -275,6 +275,8 @@ core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool tra
     // fell back, where it did.
     for (const auto& [k, value] : m_state->timer->metrics()) r.metrics[k] = value;
     for (const auto& [k, value] : m_state->memory.metrics()) r.metrics[k] = value;
+    if (m_state->variant->metrics)
+      for (const auto& [k, value] : m_state->variant->metrics()) r.metrics[k] = value;
     // The timer's CUPTI session ends before the traced pass starts its own (one per process).
     m_state->timer->finish();
     for (const auto& note : m_state->timer->notes())

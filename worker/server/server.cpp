@@ -19,6 +19,7 @@
 #include "harness/cli/bounds.h"
 #include "harness/cli/options.h"
 #include "harness/kernel/package.h"
+#include "harness/kernel/python.h"
 #include "harness/core/json.h"
 #include "harness/util/allocator.h"
 #include "harness/util/error.h"
@@ -79,7 +80,9 @@ class Server {
     for (const auto& s : m_args.substitute) {
       auto [from, to] = split_assignment(s, "--substitute");
       // A package named on the command line is where the user stands, not beside the scenario.
+      // So is a Python module's file.
       if (kernel::is_package(to)) to = std::string(kernel::kPackagePrefix) + kernel::package_path(to, "");
+      if (kernel::is_python(to)) to = kernel::absolute_python_kernel(to, "");
       m_substitute.emplace(from, to);
     }
     m_args.runner.trace = !m_args.no_trace;

@@ -24,4 +24,8 @@ bool is_cuda_device(const core::Case&);
 // The variant of an "aoti:PATH.pt2" kernel (variants/aoti.cpp), made on first use by lookup().
 Variant make_package_variant(std::string_view name);
 
+// The variant of a "py:PATH.py:NAME[@MODE]" kernel (variants/python.cpp), made on first use by
+// lookup(); in a worker built without Python, one that skips every case saying so.
+Variant make_python_variant(std::string_view name);
+
 }  // namespace attnprof::kernel

@@ -1,0 +1,76 @@
+// Python kernels (python.h): the parts of a py: name and where its file is.
+#include "harness/kernel/python.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+namespace attnprof::kernel {
+
+namespace fs = std::filesystem;
+
+bool is_python(std::string_view kernel) {
+  return kernel.starts_with(kPythonPrefix);
+}
+
+const std::vector<std::string>& compile_modes() {
+  static const std::vector<std::string> modes = {
+      "compile", "default", "lite", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"};
+  return modes;
+}
+
+std::optional<PythonKernel> parse_python(std::string_view kernel, std::string* why) {
+  auto no = [why](std::string text) -> std::optional<PythonKernel> {
+    if (why) *why = std::move(text);
+    return std::nullopt;
+  };
+  if (!is_python(kernel)) return no("a Python kernel is py:PATH.py:NAME");
+  std::string_view rest = kernel.substr(kPythonPrefix.size());
+  PythonKernel k;
+  // A mode follows the last '@' unless that '@' is part of the path or name.
+  if (const auto at = rest.rfind('@');
+      at != std::string_view::npos && rest.find_first_of(":/", at) == std::string_view::npos) {
+    k.mode = std::string(rest.substr(at + 1));
+    rest = rest.substr(0, at);
+    const auto& modes = compile_modes();
+    if (std::find(modes.begin(), modes.end(), k.mode) == modes.end())
+      return no(fmt::format("unknown torch.compile mode \"{}\" (modes: {})", k.mode,
+                            fmt::join(modes, ", ")));
+    if (k.mode == "compile") k.mode = "default";
+  }
+  // The last colon separates the name, so that a path may hold colons of its own.
+  const auto colon = rest.rfind(':');
+  if (colon == std::string_view::npos)
+    return no("a Python kernel is py:PATH.py:NAME (NAME: the class, factory or function)");
+  k.file = std::string(rest.substr(0, colon));
+  k.name = std::string(rest.substr(colon + 1));
+  if (k.file.size() < 4 || !k.file.ends_with(".py"))
+    return no(fmt::format("\"{}\" is no Python file (a Python kernel is py:PATH.py:NAME)", k.file));
+  static const std::regex ident("[A-Za-z_][A-Za-z0-9_]*");
+  if (!std::regex_match(k.name, ident))
+    return no(fmt::format("\"{}\" is no Python name (a Python kernel is py:PATH.py:NAME)", k.name));
+  return k;
+}
+
+std::string python_file(std::string_view kernel, const std::string& scenario_file) {
+  const auto k = parse_python(kernel);
+  fs::path p(k ? k->file : std::string(kernel));
+  if (p.is_relative() && !scenario_file.empty()) p = fs::path(scenario_file).parent_path() / p;
+  std::error_code ec;
+  return fs::absolute(p, ec).lexically_normal().string();
+}
+
+std::string absolute_python_kernel(std::string_view kernel, const std::string& scenario_file) {
+  const auto k = parse_python(kernel);
+  if (!k) return std::string(kernel);
+  // The mode as written: "@compile" stays "@compile", so the name still reads as the user's.
+  const auto at = kernel.rfind('@');
+  const std::string_view suffix = k->mode.empty() ? "" : kernel.substr(at);
+  return fmt::format("{}{}:{}{}", kPythonPrefix, python_file(kernel, scenario_file), k->name,
+                     suffix);
+}
+
+}  // namespace attnprof::kernel

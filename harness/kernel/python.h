@@ -1,0 +1,43 @@
+// Python attention as a kernel, torch-free: a scenario names a user's module as
+// "py:PATH:NAME", run eagerly, or "py:PATH:NAME@MODE", run under torch.compile in that mode.
+// What attnprof, which links no Python, needs of them: the name's parts, where the file is and
+// which compile modes exist. The worker's side, which imports and calls the module in its
+// embedded interpreter, is worker/kernel/variants/python.cpp.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/types.h"
+
+namespace attnprof::kernel {
+
+inline constexpr std::string_view kPythonPrefix = "py:";
+
+bool is_python(std::string_view kernel);
+
+struct PythonKernel {
+  std::string file;  // as written: PATH (relative to the scenario's folder unless absolute)
+  std::string name;  // a class, a factory, or the attention function itself
+  std::string mode;  // "" eager; else a torch.compile mode ("default" for @compile)
+};
+
+// The parts of a "py:PATH.py:NAME[@MODE]" name, or why it is not one (for the message at the
+// spot): PATH must end in .py, NAME be a Python identifier, MODE one of compile_modes().
+std::optional<PythonKernel> parse_python(std::string_view kernel, std::string* why = nullptr);
+
+// The modes torch.compile takes (torch._inductor.list_mode_options), plus "compile", which is
+// "default" under a shorter name. The worker checks the mode again against its torch.
+const std::vector<std::string>& compile_modes();
+
+// The module file of a "py:" kernel: PATH as given when absolute, else relative to the folder
+// of the scenario file that names it (as aoti: packages and mask_file are), made absolute.
+std::string python_file(std::string_view kernel, const std::string& scenario_file);
+
+// The kernel name with its file made absolute ("py:/abs/attn.py:Attn@compile"): what a worker
+// started elsewhere (ab's base tree) is told to run under a case's name.
+std::string absolute_python_kernel(std::string_view kernel, const std::string& scenario_file);
+
+}  // namespace attnprof::kernel

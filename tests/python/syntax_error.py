@@ -1,0 +1,5 @@
+import torch
+
+
+def attention(q, k, v:
+    return q
