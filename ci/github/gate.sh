@@ -193,8 +193,10 @@ if [ "$mode" = ab ]; then
   }
   head_commit="$(git rev-parse HEAD)"
   base_tree=""
+  # A user's repository always gets its base tree: its Python modules (py: kernels) are read
+  # from there even where nothing is built.
   if { [ "$own_repo" = true ] && [ -z "${ATTNPROF_BASE_BUILD:-}" ]; } ||
-     [ -n "${ATTNPROF_BUILD_COMMAND:-}" ]; then
+     [ -n "${ATTNPROF_BUILD_COMMAND:-}" ] || [ "$own_repo" = false ]; then
     base_tree="${RUNNER_TEMP:-/tmp}/attnprof-base"
     git worktree remove --force "$base_tree" 2>/dev/null || rm -rf "$base_tree"
     git worktree prune
@@ -236,6 +238,19 @@ if [ "$mode" = ab ]; then
         head_files+=("$head_file") base_files+=("$base_file")
       done
     fi
+    # The suites' Python modules in the head tree: the base side calls the base tree's copy.
+    pysubs=()
+    if [ "${#suites[@]}" -gt 0 ] && grep -qs 'py:' "${suites[@]}"; then
+      "$attnprof" list --json "${suites[@]}" >"$out/cases.json" || finish 2
+      mapfile -t pysubs < <(python_substitutes "$out/cases.json" "$root" "$base_tree")
+    fi
+    base_args+=("${pysubs[@]}")
+    for sub in "${pysubs[@]}"; do
+      base_file="${sub##*=py:}"; base_file="${base_file%:*}"
+      head_file="$root/${base_file#"$base_tree"/}"
+      [ -f "$base_file" ] || { echo "gate: the base tree ($base_tree) has no ${base_file#"$base_tree"/}, which ${sub%%=py:*} names" >&2; finish 2; }
+      head_files+=("$head_file") base_files+=("$base_file")
+    done
   elif [ "$own_repo" = true ]; then
     head_files=("$head_build/attnprof-worker") base_files=("$base_build/attnprof-worker")
   fi

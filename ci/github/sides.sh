@@ -118,6 +118,33 @@ for c in cases:
 PY
 }
 
+# python_substitutes SUITES_JSON HEAD_TREE BASE_TREE: for each Python module (py:PATH.py:NAME,
+# with or without @MODE) the head's suites name inside HEAD_TREE, a worker argument that makes the
+# base side call the same file of BASE_TREE under the case's name (--substitute), so that a change
+# to the module is what the verdict is about. Reads `attnprof list --json`.
+python_substitutes() {
+  python3 - "$@" <<'PY'
+import json, os, sys
+cases, head, base = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+seen = set()
+for c in cases:
+    k = c["kernel"]
+    if not k.startswith("py:") or k in seen:
+        continue
+    seen.add(k)
+    rest, mode = k[len("py:"):], ""
+    at = rest.rfind("@")
+    if at >= 0 and not any(ch in rest[at:] for ch in ":/"):
+        rest, mode = rest[:at], rest[at:]
+    path, name = rest.rsplit(":", 1)
+    if not os.path.isabs(path):
+        path = os.path.join(os.path.dirname(os.path.abspath(c["loc"]["file"])), path)
+    rel = os.path.relpath(os.path.normpath(path), head)
+    if not rel.startswith(".."):
+        print(f"--substitute={k}=py:{os.path.join(base, rel)}:{name}{mode}")
+PY
+}
+
 # same_code A B: whether two built files hold the same code. Shared objects and executables are
 # compared without their debug sections and build id (the tree's path lives there); packages
 # (.pt2, zip archives) by their members' names and contents, not their timestamps.

@@ -216,6 +216,7 @@ json to_json(const core::Case& c) {
   if (!c.mask_file.empty()) j["mask_file"] = c.mask_file;
   if (!c.reference.empty()) j["reference"] = c.reference;
   if (!c.kernel_args.empty()) j["kernel_args"] = c.kernel_args;
+  if (!c.reference_args.empty()) j["reference_args"] = c.reference_args;
   if (c.compile_cache_warm) j["compile_cache"] = "warm";
   return j;
 }
@@ -253,6 +254,7 @@ core::Case case_from_json(const json& j) {
   get(j, "mask_file", c.mask_file);
   get(j, "reference", c.reference);
   get(j, "kernel_args", c.kernel_args);
+  get(j, "reference_args", c.reference_args);
   std::string cache;
   get(j, "compile_cache", cache);
   c.compile_cache_warm = cache == "warm";

@@ -90,6 +90,7 @@ struct Case {
   // A Python kernel's constructor (or factory) arguments, a JSON object as text; empty: none.
   // Not part of the key, like reference: the scenario says it beside the kernel's name.
   std::string kernel_args;
+  std::string reference_args;  // likewise for a py: reference (kernel_args' entry for its name)
   // A torch.compile variant starts from a fresh Inductor cache (false), or from the one the
   // worker's environment names (true: scenario "compile_cache: warm").
   bool compile_cache_warm = false;

@@ -73,4 +73,23 @@ std::string absolute_python_kernel(std::string_view kernel, const std::string& s
                      suffix);
 }
 
+std::optional<std::string> python_frame(const std::vector<std::string>& stderr_lines,
+                                        const std::string& file) {
+  static const std::regex frame(R"re(File "([^"]+)", line ([0-9]+),? in (\S+))re");
+  // The last dump in the output is the one of the death; its first frame in `file` the innermost.
+  std::optional<std::string> found;
+  bool in_dump = false;
+  for (const auto& line : stderr_lines) {
+    std::smatch m;
+    if (!std::regex_search(line, m, frame)) {
+      in_dump = false;
+      continue;
+    }
+    if (!in_dump) found.reset();
+    in_dump = true;
+    if (!found && m[1].str() == file) found = fmt::format("{}:{} (in {})", m[1].str(), m[2].str(), m[3].str());
+  }
+  return found;
+}
+
 }  // namespace attnprof::kernel

@@ -40,4 +40,10 @@ std::string python_file(std::string_view kernel, const std::string& scenario_fil
 // started elsewhere (ab's base tree) is told to run under a case's name.
 std::string absolute_python_kernel(std::string_view kernel, const std::string& scenario_file);
 
+// The innermost frame in `file` of a Python stack the worker wrote to stderr before it died
+// (faulthandler's dump on a fatal signal, or the runtime's on os._exit: lines `File "PATH",
+// line N in NAME`, most recent call first), as "PATH:N (in NAME)"; nullopt when none is there.
+std::optional<std::string> python_frame(const std::vector<std::string>& stderr_lines,
+                                        const std::string& file);
+
 }  // namespace attnprof::kernel

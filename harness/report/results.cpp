@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 
 #include "harness/core/stability.h"
 #include "harness/report/format.h"
@@ -35,10 +36,35 @@ std::string results_table(const core::Run& run, std::size_t width) {
   return t.render(width);
 }
 
+// A torch.compile variant's compile (worker/kernel/variants/python.cpp): how long, from which
+// cache, and into how many graphs, "" for any other case.
+std::string compile_note(const core::CaseResult& r) {
+  auto metric = [&r](const char* name) -> std::optional<double> {
+    if (auto it = r.metrics.find(name); it != r.metrics.end()) return it->second;
+    return std::nullopt;
+  };
+  const auto ms = metric("compile.time_ms");
+  if (!ms) return "";
+  auto count = [](double n, const char* one, const char* many) {
+    return fmt::format("{:.0f} {}", n, n == 1 ? one : many);
+  };
+  std::string note = fmt::format("compiled in {} ({} cache): {}, {}",
+                                 util::format_duration(*ms * 1e6),
+                                 r.spec.compile_cache_warm ? "warm" : "fresh",
+                                 count(metric("compile.graphs").value_or(0), "graph", "graphs"),
+                                 count(metric("compile.graph_breaks").value_or(0), "graph break",
+                                       "graph breaks"));
+  if (const auto re = metric("compile.recompiles"); re && *re > 0)
+    note += ", " + count(*re, "recompile", "recompiles") + " after the first call";
+  return note;
+}
+
 std::string case_note(const core::CaseResult& r, bool backend) {
   std::string note = r.message;
   if (backend && note.empty() && !r.backend.empty() && r.backend != r.spec.kernel)
     note = "backend: " + r.backend;
+  if (const std::string compiled = compile_note(r); !compiled.empty())
+    note += (note.empty() ? "" : "; ") + compiled;
   // A figure whose correctness nobody checked says so before anything else it says.
   if (core::not_checked(r)) note = core::kNotChecked + (note.empty() ? "" : "; " + note);
   // First: a busy machine's figure is not the kernel's (core/stability.h).

@@ -14,9 +14,13 @@ std::string results_table(const core::Run& run, std::size_t width = kConsoleWidt
 // What a case's row says beside its figures, first things first: a busy machine's flag
 // (core/stability.h), "not checked (reference: none)", the case's own message (a failure's
 // error, a skip's reason) or, with `backend` and none, the SDPA backend chosen where it is not the
-// kernel's name (for tables without a backend column), and last "not converged". The console
-// results table and the HTML run page say the same.
+// kernel's name (for tables without a backend column), a torch.compile variant's compile
+// (compile_note), and last "not converged". The console results table and the HTML run page say
+// the same.
 std::string case_note(const core::CaseResult& r, bool backend);
+// "compiled in 35.3 s (fresh cache): 2 graphs, 1 graph break" from a case's compile.* metrics;
+// "" for a case that compiled nothing.
+std::string compile_note(const core::CaseResult& r);
 // "12 cases: 10 ok, 1 failed, 1 skipped, 0 error"
 // Wrapped to `width` columns like the table above it (0: one line, for --wide).
 std::string status_counts(const core::Run& run, std::size_t width = 0);

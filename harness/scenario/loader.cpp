@@ -595,29 +595,34 @@ class Loader {
                                        got(n)));
       return;
     }
-    const Node* chosen = nullptr;
-    for (const auto& e : n.items) {
-      auto& [at, used] = m_kernel_args_keys[spot(e.key_loc)];
-      at = e.key_loc;
-      if (!chosen && fnmatch(e.key.c_str(), c.kernel.c_str(), 0) == 0) {
-        used = true;
-        chosen = &e;
+    // The case's kernel's entry, and its py: reference's (checked in fp32 with its own).
+    for (auto [name, out] : {std::pair{&c.kernel, &c.kernel_args},
+                             std::pair{&c.reference, &c.reference_args}}) {
+      const Node* chosen = nullptr;
+      for (const auto& e : n.items) {
+        auto& [at, used] = m_kernel_args_keys[spot(e.key_loc)];
+        at = e.key_loc;
+        if (!chosen && !name->empty() && fnmatch(e.key.c_str(), name->c_str(), 0) == 0) {
+          used = true;
+          chosen = &e;
+        }
       }
+      if (!chosen) continue;
+      if (!kernel::is_python(*name)) {
+        m_diags.error(chosen->key_loc,
+                      fmt::format("kernel_args: kernel \"{}\" is no Python kernel (only "
+                                  "py:PATH.py:NAME kernels take arguments)",
+                                  *name));
+        return;
+      }
+      if (!chosen->is_map()) {
+        m_diags.error(chosen->loc, fmt::format("kernel_args: \"{}\": expected a mapping of "
+                                               "NAME: VALUE, {}",
+                                               chosen->key, got(*chosen)));
+        return;
+      }
+      *out = argument_value(*chosen).dump();
     }
-    if (!chosen) return;
-    if (!kernel::is_python(c.kernel)) {
-      m_diags.error(chosen->key_loc, fmt::format("kernel_args: kernel \"{}\" is no Python kernel "
-                                                 "(only py:PATH.py:NAME kernels take arguments)",
-                                                 c.kernel));
-      return;
-    }
-    if (!chosen->is_map()) {
-      m_diags.error(chosen->loc, fmt::format("kernel_args: \"{}\": expected a mapping of NAME: "
-                                             "VALUE, {}",
-                                             chosen->key, got(*chosen)));
-      return;
-    }
-    c.kernel_args = argument_value(*chosen).dump();
   }
 
   // reference: what the case's output is checked against before it is timed: one name for every

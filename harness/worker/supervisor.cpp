@@ -141,7 +141,13 @@ std::optional<core::CaseResult> Supervisor::guarded(const core::Case& c, F&& f) 
     return error_result(c, fmt::format("{}: {}", m_spawn.label, e.what()));
   } catch (const Failure& f) {
     retire();
-    return error_result(c, f.what());
+    std::string why = f.what();
+    // A Python module that killed its worker: where in the user's file, from the stack the
+    // worker wrote as it died.
+    if (kernel::is_python(c.kernel))
+      if (auto at = kernel::python_frame(m_stderr, kernel::python_file(c.kernel, c.loc.file)))
+        why += "; the Python module's last frame: " + *at;
+    return error_result(c, why);
   }
 }
 

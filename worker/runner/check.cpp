@@ -48,6 +48,7 @@ Reference prepare_reference(const core::Case& c) {
   if (!r.variant) throw std::runtime_error(fmt::format("reference \"{}\": {}", r.name, why));
   r.spec = c;
   r.spec.kernel = r.name;
+  r.spec.kernel_args = c.reference_args;
   r.spec.reference.clear();
   // fp32 first (the same algorithm in higher precision is the reference), then the case's own.
   std::string last;

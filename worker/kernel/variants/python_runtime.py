@@ -3,6 +3,7 @@
 # instantiated with the scenario's kernel_args, or a factory's result, or the function itself),
 # wraps it in torch.compile for a mode, reads Dynamo's counters, and turns an exception into
 # the user's file and line. Timing, tracing and checking stay in C++, as for every kernel.
+import faulthandler
 import importlib.util
 import inspect
 import json
@@ -13,6 +14,25 @@ import tempfile
 import traceback
 
 import torch
+
+# A module that kills the interpreter leaves no exception to describe: what it leaves instead is
+# its stack on the worker's stderr, most recent call first, which attnprof reads for the user's
+# last frame (harness/kernel/python.h, python_frame). faulthandler writes it for a fatal signal;
+# os._exit is wrapped to write it too, and then exits as it would have.
+faulthandler.enable()
+_os_exit = os._exit
+
+
+def _exit_saying_where(status):
+    lines = [f"attnprof: os._exit({status}) called (most recent call first):"]
+    for f in reversed(traceback.extract_stack()[:-1]):
+        lines.append(f'  File "{f.filename}", line {f.lineno} in {f.name}')
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
+    _os_exit(status)
+
+
+os._exit = _exit_saying_where
 
 _modules = {}  # absolute path -> the imported module (one import per file and worker)
 _fresh_cache = None  # the Inductor cache folder the current compile variant made for itself
@@ -72,6 +92,24 @@ def where(obj):
         return getattr(target, "__qualname__", repr(target))
 
 
+def _defined_at(obj):
+    """FILE:LINE where a class or function is defined."""
+    try:
+        return f"{inspect.getsourcefile(obj)}:{inspect.getsourcelines(obj)[1]}"
+    except (TypeError, OSError):
+        return getattr(obj, "__qualname__", repr(obj))
+
+
+def _construct(obj, name, args):
+    """obj(**args), a TypeError (arguments that do not fit) naming where obj is defined."""
+    try:
+        return obj(**args)
+    except TypeError as e:
+        given = ", ".join(f"{k}={v!r}" for k, v in args.items())
+        raise UserError(f"{_defined_at(obj)}: {name}({given}): {e} (its arguments come from the "
+                        f"scenario's kernel_args)") from e
+
+
 def make(path, name, args_json, inputs, device, dtype):
     """The callable a case calls, and FILE:LINE of its forward."""
     module = _load(path)
@@ -83,11 +121,11 @@ def make(path, name, args_json, inputs, device, dtype):
     obj = getattr(module, name)
     args = json.loads(args_json) if args_json else {}
     if inspect.isclass(obj):
-        made = obj(**args)
+        made = _construct(obj, name, args)
     elif callable(obj) and not args and _takes_inputs(obj, inputs):
         made = obj  # the attention function itself
     elif callable(obj):
-        made = obj(**args)  # a factory
+        made = _construct(obj, name, args)  # a factory
         if not callable(made):
             raise UserError(f"{where(obj)}: {name}(...) returned {type(made).__name__}, not a "
                             f"module or function to call")
