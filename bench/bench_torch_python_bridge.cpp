@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
 
   // The Python loop's side: the same module, called by torch.utils.benchmark in the worker's
   // interpreter (started by prepare above), its result left in __main__.per_call_us.
-  const std::string timer = fmt::format(R"(
+  const std::string timer = fmt::format(R"PY(
 import importlib.util, torch, torch.utils.benchmark as tb
 spec = importlib.util.spec_from_file_location("bridge_bench", "{}")
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
@@ -94,7 +94,7 @@ def run():
     with torch.inference_mode():
         return tb.Timer("m(q, k, v)", globals={{"m": m, "q": q, "k": k, "v": v}},
                         num_threads=1).timeit({}).median * 1e6
-)",
+)PY",
                                         file, calls);
   {
     PyGILState_STATE g = PyGILState_Ensure();

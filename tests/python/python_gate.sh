@@ -55,16 +55,7 @@ git commit --quiet -am "docs only"
 docs="$(git rev-parse HEAD)"
 git checkout --quiet -b slow "$base"
 # The planted slowdown: EagerAttention computes its attention twice (TwiceAttention's body).
-python3 - modules.py <<'PY'
-import sys
-p = sys.argv[1]
-s = open(p).read()
-old = "        return torch.matmul(torch.softmax(scores, dim=-1), v)\n\n\nclass TwiceAttention"
-assert old in s
-s = s.replace(old, "        torch.matmul(torch.softmax(scores, dim=-1), v)  # planted: twice\n"
-                   "        return torch.matmul(torch.softmax(scores, dim=-1), v)\n\n\nclass TwiceAttention")
-open(p, "w").write(s)
-PY
+printf '\nEagerAttention = TwiceAttention  # the attention computed twice\n' >>modules.py
 git commit --quiet -am "compute the attention twice"
 slow="$(git rev-parse HEAD)"
 
@@ -102,5 +93,5 @@ expect "$md" "regression"
 expect "$md" "py:modules.py:EagerAttention"
 grep -qE "aten::(bmm|_softmax|matmul)" "$md" || { cat "$md"; fail "$md names no op that moved"; }
 expect "$md" "${slow:0:12}"
-grep -E "^[^ ]+ +regression" "$tmp/slow/log" | head -n 3
+grep -E "^[^ ]+ +regression" "$tmp/slow/log" | head -n 3; grep -E "aten::" "$md" | head -n 5
 echo "python module repository: the docs change passes, the slowdown fails the gate"

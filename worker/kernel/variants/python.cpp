@@ -66,8 +66,8 @@ class Gil {
   PyGILState_STATE m_state;
 };
 
-// A strong reference. Never released at exit: the interpreter is not finalized (torch's own
-// exit-time teardown would race it), so a static holding one must not touch it then.
+// A strong reference, released with the GIL held: every Ref lives in a scope that holds it, but
+// for Loaded::fn, which Loaded releases itself (and leaks at exit: see ~Loaded).
 class Ref {
  public:
   Ref() = default;
@@ -79,8 +79,10 @@ class Ref {
     std::swap(m_o, r.m_o);
     return *this;
   }
-  ~Ref() { Py_XDECREF(m_o); }  // only ever run with the GIL held (see Loaded::reset)
+  ~Ref() { Py_XDECREF(m_o); }
   PyObject* get() const { return m_o; }
+  // Lets go without a decref: for a reference still held when the process exits.
+  void leak() { m_o = nullptr; }
   explicit operator bool() const { return m_o != nullptr; }
 
  private:
@@ -208,6 +210,10 @@ struct Loaded {
     Gil gil;
     fn = Ref();
   }
+  // The variants live in a static registry, destroyed at exit without the GIL, and the
+  // interpreter is never finalized (torch's own exit-time teardown would race it): the callable
+  // is left to the process's end.
+  ~Loaded() { fn.leak(); }
 };
 
 // The fresh Inductor cache of the case at hand (python_runtime.compile removes the previous
