@@ -84,6 +84,15 @@ void add_finding_options(CLI::App& sub, gate::FindingRules& rules) {
         return std::isfinite(v) && v > 1 ? "" : fmt::format("must be a number above 1, got {}", s);
       },
       "FACTOR");
+  sub.add_flag("--fail-on-compile", rules.fail_on_compile,
+               "Fail the gate (exit 1) when a torch.compile case compiled more than "
+               "--compile-factor times slower or faster than its baseline, or into more graph "
+               "breaks (otherwise a warning)");
+  sub.add_option("--compile-factor", rules.compile_factor,
+                 "How many times the baseline's compile time a case's may be (or its inverse) "
+                 "before it is `compile changed`")
+      ->capture_default_str()
+      ->check(above_one);
   sub.add_option("--accuracy-factor", rules.accuracy_factor,
                  "How many times the baseline's largest (or mean) error a case's may be before it "
                  "is `accuracy changed`; errors below the dtype's epsilon count as the epsilon")

@@ -100,6 +100,11 @@ class Parser {
       t.reference = scalar(v, k);
     } else if (k == "max_abs_error" || k == "mean_abs_error") {
       if (number(v, k, d, true)) (k == "max_abs_error" ? t.max_abs_error : t.mean_abs_error) = d;
+    } else if (k == "compile_ms" || k == "compile_graphs" || k == "compile_graph_breaks") {
+      if (number(v, k, d, true))
+        (k == "compile_ms"       ? t.compile_ms
+         : k == "compile_graphs" ? t.compile_graphs
+                                 : t.compile_graph_breaks) = d;
     } else if (k == "kernels") {
       if (!v.IsSequence()) {
         error(v.Mark(), "kernels must be a list of names");
@@ -258,6 +263,10 @@ std::string traits_yaml(const Traits& t) {
   if (!t.reference.empty()) out += fmt::format("    reference: {}\n", quoted(t.reference));
   if (t.max_abs_error) out += fmt::format("    max_abs_error: {:.6g}\n", *t.max_abs_error);
   if (t.mean_abs_error) out += fmt::format("    mean_abs_error: {:.6g}\n", *t.mean_abs_error);
+  if (t.compile_ms) out += fmt::format("    compile_ms: {:.6g}\n", *t.compile_ms);
+  if (t.compile_graphs) out += fmt::format("    compile_graphs: {:.0f}\n", *t.compile_graphs);
+  if (t.compile_graph_breaks)
+    out += fmt::format("    compile_graph_breaks: {:.0f}\n", *t.compile_graph_breaks);
   if (t.kernels) {
     out += t.kernels->empty() ? "    kernels: []\n" : "    kernels:\n";
     for (const auto& k : *t.kernels) out += fmt::format("      - {}\n", quoted(k));

@@ -93,12 +93,51 @@ std::string accuracy_sentence(const AccuracyChange& a, core::DType dtype) {
                  a.factor, core::to_string(dtype), a.floor);
 }
 
+CompileChange compile_change(const Traits& base, const Traits& head, double factor) {
+  CompileChange c;
+  if (!base.compile_ms || !head.compile_ms) return c;
+  c.known = true;
+  c.factor = factor;
+  c.base_ms = *base.compile_ms;
+  c.head_ms = *head.compile_ms;
+  c.base_graphs = base.compile_graphs.value_or(0);
+  c.head_graphs = head.compile_graphs.value_or(0);
+  c.base_breaks = base.compile_graph_breaks.value_or(0);
+  c.head_breaks = head.compile_graph_breaks.value_or(0);
+  const double ratio = c.head_ms / std::max(c.base_ms, 1e-9);
+  c.changed = ratio > factor || ratio < 1 / factor || c.head_breaks > c.base_breaks;
+  return c;
+}
+
+std::string compile_sentence(const CompileChange& c) {
+  auto seconds = [](double ms) { return fmt::format("{:.1f} s", ms / 1e3); };
+  std::string s = fmt::format("compile changed: {} -> {} ({:.2f}x", seconds(c.base_ms),
+                              seconds(c.head_ms), c.head_ms / std::max(c.base_ms, 1e-9));
+  const double ratio = c.head_ms / std::max(c.base_ms, 1e-9);
+  s += ratio > c.factor || ratio < 1 / c.factor ? fmt::format(", beyond {:g}x)", c.factor) : ")";
+  s += fmt::format("; graphs {:.0f} -> {:.0f}, graph breaks {:.0f} -> {:.0f}", c.base_graphs,
+                   c.head_graphs, c.base_breaks, c.head_breaks);
+  if (c.head_breaks > c.base_breaks) s += " (a new graph break)";
+  return s;
+}
+
+std::optional<double> metric(const core::CaseResult& r, const char* name) {
+  if (auto it = r.metrics.find(name); it != r.metrics.end()) return it->second;
+  return std::nullopt;
+}
+
 }  // namespace
 
 Traits traits_of(const core::CaseResult& r) {
-  Traits t{r.backend, r.kernels, r.reference, r.max_abs_error, std::nullopt};
-  if (auto it = r.metrics.find(core::kMeanAbsErrorMetric); it != r.metrics.end())
-    t.mean_abs_error = it->second;
+  Traits t;
+  t.backend = r.backend;
+  t.kernels = r.kernels;
+  t.reference = r.reference;
+  t.max_abs_error = r.max_abs_error;
+  t.mean_abs_error = metric(r, core::kMeanAbsErrorMetric);
+  t.compile_ms = metric(r, "compile.time_ms");
+  t.compile_graphs = metric(r, "compile.graphs");
+  t.compile_graph_breaks = metric(r, "compile.graph_breaks");
   return t;
 }
 
@@ -123,8 +162,11 @@ Findings find_changes(const Traits& base, const Traits& head, core::DType dtype,
   Findings f;
   f.kernels = kernel_change(base, head);
   f.accuracy = accuracy_change(base, head, dtype, rules.accuracy_factor);
+  f.compile = compile_change(base, head, rules.compile_factor);
   if (f.kernels.changed)
     f.list.push_back({"kernels changed", kernel_sentence(f.kernels), rules.fail_on_kernel_change});
+  if (f.compile.changed)
+    f.list.push_back({"compile changed", compile_sentence(f.compile), rules.fail_on_compile});
   if (f.accuracy.changed)
     f.list.push_back(
         {"accuracy changed", accuracy_sentence(f.accuracy, dtype), rules.fail_on_accuracy});

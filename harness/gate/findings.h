@@ -8,6 +8,10 @@
 //                     kernels: names only, so neither their order nor their counts count), or
 //                     the backend sdpa.auto chose differs. A side that recorded no set (no
 //                     traced pass, a case stored before the set was) is unknown, never changed.
+//   compile changed   a torch.compile variant (py:...@MODE) compiled more than `compile_factor`
+//                     (2) times slower or faster than the baseline's, or into more graph
+//                     breaks: a change that made the module break into pieces, or its compile a
+//                     minute longer. Unknown where a side recorded no compile.
 //   accuracy changed  checked against the same reference on both sides, the head's largest
 //                     (or mean) absolute error is more than `accuracy_factor` (4) times the
 //                     baseline's, where an error below the dtype's machine epsilon counts as
@@ -15,7 +19,7 @@
 //                     fp32) is not "infinitely worse". The case passed its check, so the error
 //                     is still within the tolerance; a case beyond it is `failed`.
 // Each is a warning that fails the gate only when asked (--fail-on-kernel-change,
-// --fail-on-accuracy); an accept or ignore annotation covers it like a regression.
+// --fail-on-compile, --fail-on-accuracy); an accept or ignore annotation covers it like a regression.
 #pragma once
 
 #include <optional>
@@ -32,6 +36,8 @@ struct Traits {
   std::optional<std::vector<std::string>> kernels;  // outermost first; nullopt: unknown
   std::string reference;                            // what the errors are against; "none": none
   std::optional<double> max_abs_error, mean_abs_error;
+  // A torch.compile variant's compile (its compile.* metrics); nullopt: none recorded.
+  std::optional<double> compile_ms, compile_graphs, compile_graph_breaks;
 };
 Traits traits_of(const core::CaseResult& r);
 
@@ -39,6 +45,15 @@ struct FindingRules {
   double accuracy_factor = 4;  // --accuracy-factor
   bool fail_on_kernel_change = false;
   bool fail_on_accuracy = false;
+  double compile_factor = 2;  // --compile-factor
+  bool fail_on_compile = false;
+};
+
+struct CompileChange {
+  bool known = false;  // both sides recorded a compile
+  bool changed = false;
+  double base_ms = 0, head_ms = 0, factor = 0;
+  double base_graphs = 0, head_graphs = 0, base_breaks = 0, head_breaks = 0;
 };
 
 struct KernelChange {
@@ -59,7 +74,7 @@ struct AccuracyChange {
 };
 
 struct Finding {
-  std::string kind;    // "kernels changed" or "accuracy changed"
+  std::string kind;    // "kernels changed", "compile changed" or "accuracy changed"
   std::string text;    // the sentence every report prints, starting with `kind`
   bool fails = false;  // fails the gate (asked for, and not accepted or ignored)
 };
@@ -67,7 +82,8 @@ struct Finding {
 struct Findings {
   KernelChange kernels;
   AccuracyChange accuracy;
-  std::vector<Finding> list;  // the changes found, kernels first
+  CompileChange compile;
+  std::vector<Finding> list;  // the changes found: kernels, compile, accuracy
   bool fails() const;
 };
 

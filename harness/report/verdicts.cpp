@@ -146,6 +146,13 @@ void add_findings(nlohmann::json& v, const gate::Findings& f) {
                    {"head_mean_abs_error", opt(a.head_mean)},
                    {"factor", a.known ? json(a.factor) : json()},
                    {"floor", a.known ? json(a.floor) : json()}};
+  const gate::CompileChange& c = f.compile;
+  v["compile"] = {{"changed", c.known ? json(c.changed) : json()},
+                  {"base_ms", c.known ? json(c.base_ms) : json()},
+                  {"head_ms", c.known ? json(c.head_ms) : json()},
+                  {"base_graph_breaks", c.known ? json(c.base_breaks) : json()},
+                  {"head_graph_breaks", c.known ? json(c.head_breaks) : json()},
+                  {"factor", c.known ? json(c.factor) : json()}};
   v["findings"] = json::array();
   for (const auto& x : f.list)
     v["findings"].push_back({{"kind", x.kind}, {"text", x.text}, {"fails", x.fails}});
@@ -479,7 +486,8 @@ std::string json_report(const GateReport& r) {
                         "failed", "accepted", "ignored"})
     counts[k] = 0;
   for (const auto& c : r.verdicts) ++counts[gate::to_string(c.verdict)];
-  std::map<std::string, int> findings{{"kernels changed", 0}, {"accuracy changed", 0}};
+  std::map<std::string, int> findings{
+      {"kernels changed", 0}, {"compile changed", 0}, {"accuracy changed", 0}};
   for (const auto& c : r.verdicts)
     for (const auto& f : c.findings.list) ++findings[f.kind];
   json j;

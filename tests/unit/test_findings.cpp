@@ -128,6 +128,35 @@ TEST_SUITE("gate::findings") {
     CHECK(find(checked(2e-7), checked(9e-6), core::DType::fp32, {4, false, true}).fails());
   }
 
+  TEST_CASE("a compile 2x longer or with a new graph break is 'compile changed'") {
+    auto compiled = [](double ms, double graphs, double breaks) {
+      gate::Traits t;
+      t.compile_ms = ms;
+      t.compile_graphs = graphs;
+      t.compile_graph_breaks = breaks;
+      return t;
+    };
+    auto f = find(compiled(30000, 1, 0), compiled(75300, 1, 0));
+    CHECK(f.compile.known);
+    REQUIRE(f.list.size() == 1);
+    CHECK(f.list[0].kind == "compile changed");
+    CHECK(f.list[0].text ==
+          "compile changed: 30.0 s -> 75.3 s (2.51x, beyond 2x); graphs 1 -> 1, graph breaks 0 -> 0");
+    CHECK_FALSE(f.fails());
+    CHECK(find(compiled(30000, 1, 0), compiled(12000, 1, 0)).compile.changed);  // 2.5x faster
+    CHECK_FALSE(find(compiled(30000, 1, 0), compiled(45000, 1, 0)).compile.changed);  // 1.5x
+    f = find(compiled(30000, 1, 0), compiled(31000, 2, 1));
+    REQUIRE(f.list.size() == 1);
+    CHECK(f.list[0].text ==
+          "compile changed: 30.0 s -> 31.0 s (1.03x); graphs 1 -> 2, graph breaks 0 -> 1 (a new "
+          "graph break)");
+    gate::FindingRules fail;
+    fail.fail_on_compile = true;
+    CHECK(find(compiled(30000, 1, 0), compiled(31000, 2, 1), core::DType::fp32, fail).fails());
+    CHECK_FALSE(find(compiled(30000, 2, 1), compiled(31000, 1, 0)).compile.changed);  // fewer
+    CHECK_FALSE(find(gate::Traits{}, compiled(31000, 2, 1)).compile.known);  // eager baseline
+  }
+
   TEST_CASE("an exact kernel's zero error is floored at the dtype's epsilon: 0 -> 1e-7 is fine") {
     CHECK_FALSE(find(checked(0, 0.0), checked(1e-7, 1e-8)).accuracy.changed);
     CHECK_FALSE(find(checked(0), checked(4.7e-7)).accuracy.changed);  // under 4 x 2^-23
