@@ -527,7 +527,7 @@ workloads: [{model: bert-base, seq_len: 1024}]
                  "    reference: {eager: sdpa.mth, cpu.flash: cpu.flash, 'aoti:x*': none}\n"
                  "  - {seq_len: 32, reference: [eager]}\n") ==
           "t.yaml:5:24: reference: unknown kernel \"sdpa.mth\" (did you mean \"sdpa.math\"?); a "
-          "reference is a kernel, aoti:PATH.pt2, op:ns::name or none\n"
+          "reference is a kernel, aoti:PATH.pt2, py:PATH.py:NAME, op:ns::name or none\n"
           "t.yaml:5:45: reference: kernel \"cpu.flash\" cannot be its own reference (name another "
           "kernel, or none)\n"
           "t.yaml:5:56: reference: this entry matches no case's kernel\n"
