@@ -54,6 +54,21 @@ class BrokenGraph(EagerAttention):
         return torch.matmul(torch.softmax(scores, dim=-1), v)
 
 
+class Block(torch.nn.Module):
+    """A whole attention block, as the block level calls it: (x, wqkv, wo, k_cache, v_cache) ->
+    [B, Sq, hidden], a prefill (the cache is all new)."""
+
+    def __init__(self, heads, head_dim):
+        super().__init__()
+        self.heads, self.head_dim = heads, head_dim
+
+    def forward(self, x, wqkv, wo, k_cache, v_cache, mask=None):
+        b, sq, h, d = x.shape[0], x.shape[1], self.heads, self.head_dim
+        q, k, v = (t.view(b, sq, h, d).transpose(1, 2) for t in (x @ wqkv).split([h * d] * 3, -1))
+        o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return o.transpose(1, 2).reshape(b, sq, h * d) @ wo
+
+
 def make_attention(scale):
     """A factory: what a case calls is what it returns."""
     return EagerAttention(scale=scale)

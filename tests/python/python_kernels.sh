@@ -2,8 +2,8 @@
 # Python attention end to end, as a user meets it: `attnprof run` on python.yaml calls the test's
 # modules (modules.py) in attnprof-worker's embedded interpreter: a factory with kernel_args, a
 # bare function, an eager GQA module checked against sdpa.math and stored with its cost matrix,
-# whose interpreter row is its own; a py: reference; a wrong shape as the case's error at forward's
-# line. errors.yaml: each way a user's code goes wrong is its case's error naming their file and
+# whose interpreter row is its own; a py: reference; a block-level module; a wrong shape as the
+# case's error at forward's line. errors.yaml: each way a user's code goes wrong is its case's error naming their file and
 # line, the worker replaced where it died, and every case stored. compile.yaml: one torch.compile
 # case (a graph break on purpose: two graphs), its compile.* metrics stored and shown, and the
 # kernels Inductor generated as rows of its cost matrix. Bad names stop before anything runs.
@@ -46,13 +46,16 @@ echo "$out" | sed 's/^/    /'
 [ "$rc" = 3 ] && ok "run: exit 3 (the wrong shape is its case's error)" || bad "run: exit $rc (want 3)"
 row() { grep -E "^$1 " <<<"$out"; }
 for k in "py:modules.py:sdpa" "py:modules.py:make_attention" "py:modules.py:EagerAttention" \
-         "py:modules.py:sdpa +ref"; do
+         "py:modules.py:sdpa +ref" "py:modules.py:Block"; do
   key="${k% +ref}"
   grep -qE "/${key//./\\.} +ok " <<<"$out" && ok "$key is checked and measured" ||
     bad "$key is not ok"
 done
 grep -qE "modules\.py:[0-9]+: returned shape 1x2x32x15; a kernel-level case expects \[B, Hq, Sq, D\] = 1x2x32x16" <<<"$out" &&
   ok "a wrong shape names forward's file and line" || bad "the wrong shape's message"
+grep -qE "b1-s16-fp32-none-block/py:modules\.py:Block +ok .*the module computes the whole block" <<<"$out" &&
+  ok "a block-level module replaces the block, checked against the harness's" ||
+  bad "the block-level module's row"
 grep -qE "py:modules\.py:EagerAttention +ok .*" <<<"$out" &&
   grep -q "backend: python eager (torch " <<<"$out" && ok "the backend says python eager" ||
   bad "no python eager backend line"

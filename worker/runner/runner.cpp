@@ -13,6 +13,7 @@
 
 #include "harness/core/metric_names.h"
 #include "harness/core/stability.h"
+#include "harness/kernel/python.h"
 #include "harness/measure/engine.h"
 #include "harness/util/error.h"
 #include "harness/util/machine.h"
@@ -295,7 +296,9 @@ core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool tra
 #endif
     if (whole) {
       r.message += std::string(r.message.empty() ? "" : "; ") +
-                   "attention share: not separable, the package computes the whole " +
+                   "attention share: not separable, " +
+                   std::string(kernel::is_python(r.spec.kernel) ? "the module" : "the package") +
+                   " computes the whole " +
                    core::to_string(r.spec.level) + " in one call (attention fused with the rest)";
     }
   });
