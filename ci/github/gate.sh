@@ -227,7 +227,7 @@ if [ "$mode" = ab ]; then
     for f in "${bp[@]}"; do base_files+=("${f#--plugin=}"); done
     if [ -n "${ATTNPROF_PACKAGES_COMMAND:-}" ]; then
       "$attnprof" list --json "${suites[@]}" >"$out/cases.json" || finish 2
-      mapfile -t subs < <(package_substitutes "$out/cases.json" "$root" "$base_tree")
+      mapfile -t subs < <(tree_substitutes aoti "$out/cases.json" "$root" "$base_tree")
       base_args+=("${subs[@]}")
       for sub in "${subs[@]}"; do
         kernel="${sub#--substitute=}"; kernel="${kernel%%=aoti:*}"
@@ -242,7 +242,7 @@ if [ "$mode" = ab ]; then
     pysubs=()
     if [ "${#suites[@]}" -gt 0 ] && grep -qs 'py:' "${suites[@]}"; then
       "$attnprof" list --json "${suites[@]}" >"$out/cases.json" || finish 2
-      mapfile -t pysubs < <(python_substitutes "$out/cases.json" "$root" "$base_tree")
+      mapfile -t pysubs < <(tree_substitutes py "$out/cases.json" "$root" "$base_tree")
     fi
     base_args+=("${pysubs[@]}")
     for sub in "${pysubs[@]}"; do

@@ -96,52 +96,33 @@ side_plugins() {
   done
 }
 
-# package_substitutes SUITES_JSON HEAD_TREE BASE_TREE: for each compiled package (aoti:PATH)
-# the head's suites name inside HEAD_TREE, a worker argument that makes the base side run the
-# same file of BASE_TREE under the case's name (--substitute). Reads `attnprof list --json`.
-package_substitutes() {
+# tree_substitutes KIND SUITES_JSON HEAD_TREE BASE_TREE: for each compiled package (KIND aoti:
+# aoti:PATH) or Python module (KIND py: py:PATH.py:NAME, with or without @MODE) the head's suites
+# name inside HEAD_TREE, a worker argument that makes the base side run the same file of
+# BASE_TREE under the case's name (--substitute), so that a change to the file is what the
+# verdict is about. Reads `attnprof list --json`.
+tree_substitutes() {
   python3 - "$@" <<'PY'
 import json, os, sys
-cases, head, base = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+kind, cases, head, base = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
 seen = set()
 for c in cases:
     k = c["kernel"]
-    if not k.startswith("aoti:") or k in seen:
+    if not k.startswith(kind + ":") or k in seen:
         continue
     seen.add(k)
-    p = k[len("aoti:"):]
-    if not os.path.isabs(p):
-        p = os.path.join(os.path.dirname(os.path.abspath(c["loc"]["file"])), p)
-    rel = os.path.relpath(os.path.normpath(p), head)
-    if not rel.startswith(".."):
-        print(f"--substitute={k}=aoti:{os.path.join(base, rel)}")
-PY
-}
-
-# python_substitutes SUITES_JSON HEAD_TREE BASE_TREE: for each Python module (py:PATH.py:NAME,
-# with or without @MODE) the head's suites name inside HEAD_TREE, a worker argument that makes the
-# base side call the same file of BASE_TREE under the case's name (--substitute), so that a change
-# to the module is what the verdict is about. Reads `attnprof list --json`.
-python_substitutes() {
-  python3 - "$@" <<'PY'
-import json, os, sys
-cases, head, base = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
-seen = set()
-for c in cases:
-    k = c["kernel"]
-    if not k.startswith("py:") or k in seen:
-        continue
-    seen.add(k)
-    rest, mode = k[len("py:"):], ""
-    at = rest.rfind("@")
-    if at >= 0 and not any(ch in rest[at:] for ch in ":/"):
-        rest, mode = rest[:at], rest[at:]
-    path, name = rest.rsplit(":", 1)
+    path, suffix = k[len(kind) + 1:], ""
+    if kind == "py":  # PATH.py:NAME[@MODE]: the name (and mode) stay as they are
+        at = path.rfind("@")
+        if at >= 0 and not any(ch in path[at:] for ch in ":/"):
+            path, suffix = path[:at], path[at:]
+        path, name = path.rsplit(":", 1)
+        suffix = ":" + name + suffix
     if not os.path.isabs(path):
         path = os.path.join(os.path.dirname(os.path.abspath(c["loc"]["file"])), path)
     rel = os.path.relpath(os.path.normpath(path), head)
     if not rel.startswith(".."):
-        print(f"--substitute={k}=py:{os.path.join(base, rel)}:{name}{mode}")
+        print(f"--substitute={k}={kind}:{os.path.join(base, rel)}{suffix}")
 PY
 }
 

@@ -26,6 +26,22 @@ std::vector<std::string> Registry::names() const {
   return out;
 }
 
+std::vector<at::Tensor> convention_args(const Inputs& in) {
+  std::vector<at::Tensor> args{in.q, in.k, in.v};
+  if (in.mask.defined()) args.push_back(in.mask);
+  return args;
+}
+
+std::vector<at::Tensor> convention_args(const BlockInputs& in) {
+  std::vector<at::Tensor> args{in.x, in.wqkv, in.wo, in.k_cache, in.v_cache};
+  if (in.spec->level == core::Level::layer) {
+    args.insert(args.end(), {in.norm1, in.norm2, in.w1, in.w2});
+    if (in.w3.defined()) args.push_back(in.w3);
+  }
+  if (in.mask.defined()) args.push_back(in.mask);
+  return args;
+}
+
 bool replaces_workload(const core::Case& c, const Variant& v) {
   return c.level != core::Level::kernel && v.launch_block != nullptr;
 }

@@ -70,6 +70,13 @@ struct Variant {
   std::function<std::map<std::string, double>()> metrics;
 };
 
+// The arguments a whole-module kernel (an aoti: package, a py: module) is called with, in the
+// order of docs/scenarios.md's calling convention (harness/kernel/package.h, package_inputs):
+// q, k, v[, mask] at the kernel level; x, wqkv, wo, k_cache, v_cache, then for a layer norm1,
+// norm2, w1, w2[, w3], then [mask].
+std::vector<at::Tensor> convention_args(const Inputs& in);
+std::vector<at::Tensor> convention_args(const BlockInputs& in);
+
 // Whether `v` computes a case's whole workload (a block or layer package) rather than the
 // attention inside the harness's block.
 bool replaces_workload(const core::Case& c, const Variant& v);

@@ -258,19 +258,9 @@ Variant make_package_variant(std::string_view name) {
   v.description = "AOTInductor package " + std::string(name.substr(kPackagePrefix.size()));
   v.unsupported = [](const core::Case&) { return std::optional<std::string>{}; };
   v.prepare = [loaded](const core::Case& c) { prepare(*loaded, c); };
-  v.launch = [loaded](const Inputs& in) {
-    std::vector<at::Tensor> args{in.q, in.k, in.v};
-    if (in.mask.defined()) args.push_back(in.mask);
-    return call(*loaded, std::move(args));
-  };
+  v.launch = [loaded](const Inputs& in) { return call(*loaded, convention_args(in)); };
   v.launch_block = [loaded](const BlockInputs& in) {
-    std::vector<at::Tensor> args{in.x, in.wqkv, in.wo, in.k_cache, in.v_cache};
-    if (in.spec->level == core::Level::layer) {
-      args.insert(args.end(), {in.norm1, in.norm2, in.w1, in.w2});
-      if (in.w3.defined()) args.push_back(in.w3);
-    }
-    if (in.mask.defined()) args.push_back(in.mask);
-    return call(*loaded, std::move(args));
+    return call(*loaded, convention_args(in));
   };
   v.chosen_backend = [loaded](const Inputs&) {
     return loaded->meta.is_object()

@@ -378,18 +378,10 @@ Variant make_python_variant(std::string_view name) {
   v.unsupported = [](const core::Case&) { return std::optional<std::string>{}; };
   v.prepare = [loaded](const core::Case& c) { prepare(*loaded, c); };
   v.launch = [loaded](const Inputs& in) {
-    std::vector<at::Tensor> args{in.q, in.k, in.v};
-    if (in.mask.defined()) args.push_back(in.mask);
-    return call(*loaded, args, in.q.sizes().vec());
+    return call(*loaded, convention_args(in), in.q.sizes().vec());
   };
   v.launch_block = [loaded](const BlockInputs& in) {
-    std::vector<at::Tensor> args{in.x, in.wqkv, in.wo, in.k_cache, in.v_cache};
-    if (in.spec->level == core::Level::layer) {
-      args.insert(args.end(), {in.norm1, in.norm2, in.w1, in.w2});
-      if (in.w3.defined()) args.push_back(in.w3);
-    }
-    if (in.mask.defined()) args.push_back(in.mask);
-    return call(*loaded, args, in.x.sizes().vec());
+    return call(*loaded, convention_args(in), in.x.sizes().vec());
   };
   v.chosen_backend = [loaded](const Inputs&) {
     return loaded->mode.empty()
