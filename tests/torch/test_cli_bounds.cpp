@@ -1,7 +1,8 @@
 // Numbers out of range are refused when parsed (harness/cli/bounds.h): every numeric option of
 // every subcommand, exit 2 with the option named and nothing written (--case-timeout and
 // --threads with their own bounds, on run, ab and attnprof-worker; ab's gate options, which
-// used to let nan turn a measurement into a pass); and a case that needs more memory than the machine has is named by validate and skipped by
+// used to let nan turn a measurement into a pass); the date filters against the clock's range;
+// and a case that needs more memory than the machine has is named by validate and skipped by
 // run with both figures.
 #include <doctest/doctest.h>
 #include <sched.h>
@@ -118,6 +119,46 @@ TEST_SUITE("cli.bounds") {
                        v + "\n") != std::string::npos);
     }
     CHECK_FALSE(fs::exists(d.path / "h.db"));
+  }
+
+  TEST_CASE("--since and --until: too many days, past the clock, no such date: exit 2 naming it") {
+    TempDir d;
+    for (const auto& [arg, want] : std::vector<std::pair<std::string, std::string>>{
+             {"--since 99999999999999999999d",
+              "--since: \"99999999999999999999d\" is more days than the clock spans (at most "
+              "106751d)"},
+             {"--since 106752d", "--since: \"106752d\" is more days than the clock spans"},
+             {"--since 2262-04-12",
+              "--since: \"2262-04-12\" is past the clock's range "
+              "(1677-09-21T00:12:44Z to 2262-04-11T23:47:16Z)"},
+             {"--until 2262-04-11", "--until: \"2262-04-11\" is past the clock's range"},
+             {"--since 1677-09-20", "--since: \"1677-09-20\" is past the clock's range"},
+             {"--since 2026-02-30", "--since: \"2026-02-30\": no such date"},
+             {"--until 2025-02-29T10:00", "--until: \"2025-02-29T10:00\": no such date"},
+             {"--since 2026-01-01T24:00", "--since: \"2026-01-01T24:00\": no such time of day"},
+             {"--since yesterday",
+              "--since: \"yesterday\" is not a date (YYYY-MM-DD, "
+              "YYYY-MM-DDTHH:MM[:SS][Z]) or Nd"}}) {
+      for (const std::string cmd : {"history", "export", "changes"}) {
+        CAPTURE(arg);
+        CAPTURE(cmd);
+        Result r = attnprof(d.path, std::string(cmd) + " --db h.db " + arg);
+        INFO(r.out);
+        CHECK(r.rc == 2);
+        CHECK(r.out.find(want) != std::string::npos);
+      }
+    }
+    CHECK_FALSE(fs::exists(d.path / "h.db"));
+    // The edges the clock holds, and a leap day, are dates: read from an empty history.
+    REQUIRE(attnprof(d.path, "prune --db h.db --keep-last 1").rc == 0);
+    for (const std::string arg :
+         {"--since 2262-04-11", "--until 2262-04-10", "--since 1677-09-22",
+          "--since 2024-02-29T23:59:59Z", "--since 106751d", "--since 7d"}) {
+      CAPTURE(arg);
+      Result r = attnprof(d.path, std::string("history --db h.db ") + arg);
+      INFO(r.out);
+      CHECK(r.rc == 0);
+    }
   }
 
   TEST_CASE("--case-timeout inf, 1e10, 0, -1 or nan: exit 2 naming it, before anything runs") {
