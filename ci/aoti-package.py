@@ -50,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import zipfile
 
 FORMAT = 1
@@ -60,6 +61,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # outside, naming the dim). Batch starts at 1; the example inputs use 2, since torch.export
 # specializes a dim whose example size is 1.
 MAX_BATCH = 256
+
+
+STATUS = None  # --status FILE: where `attnprof package` reads how far this script got
+STEP = ("starting", "")
+
+
+def stage(what, where=""):
+    """Notes what the script does next, and where: `attnprof package` names it when this process
+    ends without finishing (a module that calls os._exit or crashes while imported, called or
+    exported leaves no message of its own). "done" once the script has decided its exit code."""
+    global STEP
+    STEP = (what, where)
+    if STATUS:
+        with open(STATUS, "a") as f:
+            f.write(f"{what}\t{where}\n")
 
 
 class Refused(Exception):
@@ -317,8 +333,12 @@ def load_user_module(user):
     sys.path.insert(0, os.path.dirname(path))  # the module may import its neighbours
     spec = importlib.util.spec_from_file_location("attnprof_user_module", path)
     mod = importlib.util.module_from_spec(spec)
+    stage("importing", path)
     try:
         spec.loader.exec_module(mod)
+    except SystemExit as e:  # not an Exception: it would end this script with the module's code
+        raise Refused(2, f"{path}: importing it called sys.exit({e.code!r}): a module to package "
+                         "must not exit when imported")
     except Exception as e:
         raise Refused(2, f"{path}: importing it failed: {e.__class__.__name__}: {e}")
     obj = getattr(mod, user["name"], None)
@@ -338,8 +358,11 @@ def instantiate(user, spec):
     import torch
 
     obj, where = load_user_module(user)
+    stage(f"making {user['name']}", where)
     try:
         module = obj(**user["args"])
+    except SystemExit as e:
+        raise Refused(2, f"{where}: {user['name']}(...) called sys.exit({e.code!r})")
     except TypeError as e:
         raise Refused(2, f"{where}: {user['name']}({', '.join(f'{k}={v!r}' for k, v in user['args'].items())}): {e}")
     if not isinstance(module, torch.nn.Module):
@@ -372,6 +395,36 @@ def check_signature(user, module, forward_src, inputs, case):
         hint = "forward takes what a case at this level passes, in that order (docs/scenarios.md)"
     raise Refused(2, f"{where}: {shown} cannot be called with the {len(names)} inputs "
                      f"({', '.join(names)}) that {case['key']} passes: {hint}")
+
+
+def check_output(user, module, forward_src, spec, inputs, case):
+    """Refused, naming forward's file and line, when one call of forward on example inputs raises
+    or returns other than one tensor of the shape a case reads back: q's [B, Hq, Sq, D] for a
+    kernel, x's [B, Sq, hidden] for a block or layer, the first input's either way. Checked
+    before the export: a wrong shape was packaged and failed only when a case ran it."""
+    import torch
+
+    where = f"{user['file']}:{forward_src[1]}"
+    args = example_inputs(spec, inputs)
+    shown = ", ".join(f"{i['name']} {list(a.shape)}" for i, a in zip(inputs, args))
+    stage(f"calling {user['name']}.forward", where)
+    try:
+        with torch.no_grad():
+            out = module(*args)
+    except SystemExit as e:
+        raise Refused(2, f"{where}: {user['name']}.forward called sys.exit({e.code!r})")
+    except Exception as e:
+        raise Refused(2, f"{where}: {user['name']}.forward({shown}) raised "
+                         f"{e.__class__.__name__}: {e}")
+    want = list(args[0].shape)
+    first = inputs[0]["name"]
+    if not isinstance(out, torch.Tensor):
+        raise Refused(2, f"{where}: {user['name']}.forward({shown}) returned a "
+                         f"{type(out).__name__}, not a tensor of {first}'s shape {want}")
+    if list(out.shape) != want:
+        raise Refused(2, f"{where}: {user['name']}.forward({shown}) returned shape "
+                         f"{list(out.shape)}; {case['key']} reads back {first}'s shape {want} "
+                         f"({spec['level']} level, docs/scenarios.md)")
 
 
 def example_inputs(spec, inputs):
@@ -509,6 +562,7 @@ def make_one(path, cases, user, version, args, log):
         if user:  # refused before the export's half minute, at forward's line
             module, src = instantiate(user, spec)
             check_signature(user, module, src, inputs, bare[0])
+            check_output(user, module, src, spec, inputs, bare[0])
         what = f"{user['name']} from {os.path.basename(user['file'])}" if user else f"the {spec['level']} package"
         log(f"{path}: making {what} for {len(cases)} case(s), {spec['level']} level, "
             f"{spec['model']['name']} {spec['dtype']} {spec['device']}, inputs "
@@ -533,6 +587,7 @@ def make_one(path, cases, user, version, args, log):
         if user:
             meta["module"] = f"{os.path.basename(user['file'])}:{user['name']}"
             meta["args"] = user["args"]
+        stage("exporting", user["file"] if user else path)
         build(spec, inputs, bare, meta, cached, log, module)
     else:
         log(f"{path}: from the cache ({cached})")
@@ -552,7 +607,23 @@ def main():
     ap.add_argument("--module", help="FILE.py:NAME, the user's module (a class or a factory) to package")
     ap.add_argument("--arg", action="append", default=[], help="NAME=VALUE for the module's constructor (repeatable)")
     ap.add_argument("-o", "--output", help="with --module: the package to make (a path the scenario names)")
+    ap.add_argument("--status", help="a file to note each step in (attnprof package reads it)")
     args = ap.parse_args()
+    global STATUS
+    STATUS = args.status
+    try:
+        rc = run(args)
+    except SystemExit as e:  # the module's own, from a call inside torch (the export's trace)
+        print(f"error: {STEP[1]}: sys.exit({e.code!r}) while {STEP[0]}", file=sys.stderr)
+        rc = 2
+    except Exception:  # a failure of this script or of torch: the traceback says where
+        traceback.print_exc()
+        rc = 3
+    stage("done")
+    return rc
+
+
+def run(args):
     log = lambda s: print(s, flush=True)  # noqa: E731
 
     try:

@@ -9,8 +9,9 @@
 # unless its run executed exactly one test case. tests/registered_check.py checks, on every
 # ctest run, that each binary's test cases and its ctest tests are the same set.
 #
-# GPU tests print "SKIPPED: no GPU (...)" and return where there is none; ctest then reports
-# them as skipped, not passed, so a green run on a GPU-less machine says what it did not test.
+# A test that cannot decide here prints "SKIPPED: why" and returns (tests/skip.h; GPU tests
+# print "SKIPPED: no GPU (...)" where there is none); ctest then reports it as skipped, not
+# passed, so a green run says what it did not test.
 set(ATTNPROF_DOCTEST_ADD_TESTS ${CMAKE_CURRENT_LIST_DIR}/DoctestAddTests.cmake)
 
 function(attnprof_add_doctests target)

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <optional>
 
@@ -17,17 +16,16 @@
 namespace attnprof::cli {
 namespace {
 
-// A number of seconds, or a duration as a scenario writes it ("90s", "3min"), as seconds.
+// A number of seconds, or a duration as a scenario writes it ("90s", "3min"), as seconds; its
+// range is the option's bound (bounds.h), checked after.
 CLI::Validator duration_seconds() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
         char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        const bool number = !s.empty() && end == s.c_str() + s.size();
-        const std::optional<double> d =
-            number ? std::optional<double>(v) : scenario::parse_duration_s(s);
-        if (!d || !std::isfinite(*d) || *d < 0)
-          return fmt::format("expected seconds or a duration such as 90s or 3min, got {}", s);
+        std::strtod(s.c_str(), &end);
+        if (!s.empty() && end == s.c_str() + s.size()) return "";
+        const std::optional<double> d = scenario::parse_duration_s(s);
+        if (!d) return fmt::format("expected seconds or a duration such as 90s or 3min, got {}", s);
         s = fmt::format("{}", *d);
         return "";
       },
@@ -47,9 +45,17 @@ void add_ab_session_options(CLI::App& sub, AbArgs& a) {
   sub.add_option("--shard", a.shard, "Only CI shard i of n (e.g. 2/4)");
   sub.add_option("--tolerance", a.tolerance,
                  "Tolerance for every case, e.g. 5% (default: each case's own, else 5%)");
-  sub.add_option("--batch-ms", a.batch_ms, "Work per side per round, in ms")->capture_default_str();
+  // A batch ends well within a worker's deadline (60 s and more); a round is two of them.
+  sub.add_option("--batch-ms", a.batch_ms, "Work per side per round, in ms")
+      ->capture_default_str()
+      ->check(bound(Range{.lo = 0, .hi = 10'000, .above = true, .hi_why = "(10 s)"}));
   sub.add_option("--max-rounds", a.max_rounds, "Rounds per case and pair of workers at most")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bound(Range{.lo = gate::min_pair_rounds,
+                          .hi = 10'000,
+                          .what = "a whole number",
+                          .note = "a pair of workers needs that many rounds for its own "
+                                  "estimate"}));
   sub.add_option("--min-pairs", a.min_pairs,
                  "Pairs of fresh workers every case is measured by before its verdict settles")
       ->capture_default_str();
@@ -62,7 +68,8 @@ void add_ab_session_options(CLI::App& sub, AbArgs& a) {
                  "3min): no pair of workers starts that would end after it; unsettled cases say "
                  "how many more minutes they would need (0: no limit)")
       ->transform(duration_seconds())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bound(Range{.hi = 7 * 86400, .what = "a number of seconds", .hi_why = "(a week)"}));
   sub.add_flag("!--no-layout-padding", a.layout_pad,
                "Start the workers without a random-length environment variable (it moves their "
                "initial stack, a layout bias each pair of workers then has its own draw of)");
@@ -73,7 +80,8 @@ void add_ab_session_options(CLI::App& sub, AbArgs& a) {
                "where OMP_PROC_BIND or OMP_PLACES is set)");
   sub.add_option("--budget-scale", a.budget_scale,
                  "Scale each case's time budget (measure.time_budget) for its rounds")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bound(Range{.lo = 0, .hi = 100, .above = true}));
   sub.add_flag("--no-trace", a.no_trace, "Skip the traced passes (no per-op diff)");
   sub.add_option("--diff-rows", a.diff_rows, "Rows of each per-op diff to print")
       ->capture_default_str();
@@ -112,13 +120,6 @@ gate::Options gate_options(const AbArgs& a) {
   if (!a.tolerance.empty()) opts.tolerance = parse_tolerance(a.tolerance);
   opts.strict = a.strict;
   opts.findings = a.findings;
-  if (a.batch_ms <= 0)
-    throw util::InputError(util::Diagnostic{"--batch-ms", 0, 0, "must be positive"});
-  if (a.max_rounds < gate::min_pair_rounds)
-    throw util::InputError(util::Diagnostic{
-        "--max-rounds", 0, 0,
-        fmt::format("at least {} rounds per pair of workers are needed for its own estimate",
-                    gate::min_pair_rounds)});
   if (a.max_pairs < 1)
     throw util::InputError(util::Diagnostic{"--max-pairs", 0, 0, "must be at least 1"});
   if (a.min_pairs < 2 || a.min_pairs > a.max_pairs)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "harness/cli/bounds.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/open_history.h"
 #include "harness/gate/baseline.h"
@@ -107,7 +108,7 @@ Action setup_baseline(CLI::App& sub) {
       ->add_option("--runs", a->runs,
                    "Take the newest N complete runs of --run's environment, up to --run, and "
                    "record each case's run-to-run spread (3 or more recommended)")
-      ->check(CLI::Range(1, 1000));
+      ->check(bound(Range{.lo = 1, .hi = 1000, .what = "a whole number"}));
   update->add_option("--output,-o", a->output, "Baseline file to write (folders are created)")
       ->required();
   update->add_option("--hardware", a->hardware,

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "harness/cli/bounds.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/open_history.h"
 #include "harness/store/changes.h"
@@ -28,9 +29,11 @@ Action setup_changes(CLI::App& sub) {
   sub.add_option("--min-change", o->settings.min_magnitude,
                  "Smallest relative change reported (default 0.01 = 1%)");
   sub.add_option("--p", o->settings.t_test_alpha,
-                 "Welch t-test threshold a change must pass (default 0.001)");
+                 "Welch t-test threshold a change must pass (default 0.001)")
+      ->check(bound(Range{.lo = 0, .hi = 1, .above = true, .below = true}));
   sub.add_option("--permutations", o->settings.permutations,
-                 "Permutations of the E-divisive significance test (default 100)");
+                 "Permutations of the E-divisive significance test (default 100)")
+      ->check(bound(Range{.hi = 1'000'000, .what = "a whole number"}));
   sub.add_option("--format", o->format, "table, csv or json");
   add_wide_option(sub, o->wide);
   return [o] {

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <stdexcept>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/open_history.h"
+#include "harness/cli/time_filter.h"
 #include "harness/core/clock.h"
 #include "harness/store/history.h"
 #include "harness/store/render.h"
@@ -15,8 +17,10 @@ namespace attnprof::cli {
 
 void add_run_filters(CLI::App& sub, HistoryFilterText& f) {
   sub.add_option("--branch", f.branch, "Only runs on this branch");
-  sub.add_option("--since", f.since, "Runs started at or after: YYYY-MM-DD[THH:MM[:SS]] or Nd");
-  sub.add_option("--until", f.until, "Runs started at or before: YYYY-MM-DD[THH:MM[:SS]] or Nd");
+  sub.add_option("--since", f.since, "Runs started at or after: YYYY-MM-DD[THH:MM[:SS]] or Nd")
+      ->check(time_filter_check(false));
+  sub.add_option("--until", f.until, "Runs started at or before: YYYY-MM-DD[THH:MM[:SS]] or Nd")
+      ->check(time_filter_check(true));
   sub.add_option("--env", f.env, "Environment fingerprint (prefix)");
 }
 
@@ -48,20 +52,17 @@ store::HistoryFilter to_filter(const HistoryFilterText& t) {
     f.commit_to = t.commits.substr(dots + 2);
   }
   const std::int64_t now = core::epoch_ns();
-  auto time = [&](const std::string& text, const char* flag) -> std::optional<std::int64_t> {
+  auto time = [&](const std::string& text, const char* flag,
+                  bool end_of_day) -> std::optional<std::int64_t> {
     if (text.empty()) return std::nullopt;
-    auto v = store::parse_time(text, now);
-    if (!v)
-      throw util::InputError(util::Diagnostic{
-          flag, 0, 0,
-          fmt::format("\"{}\" is not a date (YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS][Z]) or Nd", text)});
-    return v;
+    try {
+      return parse_time_filter(text, now, end_of_day);
+    } catch (const std::invalid_argument& e) {
+      throw util::InputError(util::Diagnostic{flag, 0, 0, e.what()});
+    }
   };
-  f.since_ns = time(t.since, "--since");
-  f.until_ns = time(t.until, "--until");
-  // A bare date means through the end of that day, as people read "--until 2026-11-30".
-  if (f.until_ns && t.until.size() == 10 && t.until[4] == '-')
-    *f.until_ns += 86400LL * 1'000'000'000LL - 1;
+  f.since_ns = time(t.since, "--since", false);
+  f.until_ns = time(t.until, "--until", true);
   return f;
 }
 

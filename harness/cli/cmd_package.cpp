@@ -3,9 +3,10 @@
 // kernel (at their dtype) or as their reference (in fp32, the module's fp32 twin). It runs the
 // packaging script (ci/aoti-package.py, compiled in) with the python whose torch attnprof-worker
 // links, and says which first: a package runs only in the LibTorch of the torch that made it.
-// $ATTNPROF_PYTHON names another python. The script's exit code is the command's.
+// $ATTNPROF_PYTHON names another python. The script's exit code is the command's, once it has
+// decided one; a python that ends before (the module calls os._exit, or crashes, while imported,
+// called or exported) is named with what it was doing and the module's file.
 #include <fmt/format.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/package_run.h"
 #if __has_include("attnprof/torch_source.h")
 #include "attnprof/torch_source.h"
 #else
@@ -55,25 +57,6 @@ std::pair<std::string, std::string> packaging_python() {
                              ATTNPROF_TORCH_PACKAGE_VERSION)};
 }
 
-// Runs argv, returning its exit status (3 when it could not start or was killed).
-int run_child(const std::vector<std::string>& argv) {
-  std::vector<char*> raw;
-  for (const auto& a : argv) raw.push_back(const_cast<char*>(a.c_str()));
-  raw.push_back(nullptr);
-  std::fflush(stdout);
-  const pid_t pid = fork();
-  if (pid < 0) throw util::EnvironmentError("attnprof package: fork failed");
-  if (pid == 0) {
-    execvp(raw[0], raw.data());
-    std::fprintf(stderr, "error: cannot run %s\n", raw[0]);
-    _exit(util::exit_environment);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : int(util::exit_environment);
-}
-
 int package(const PackageArgs& a) {
   const auto [python, said] = packaging_python();
   fmt::print("{}\n", said);
@@ -83,16 +66,24 @@ int package(const PackageArgs& a) {
     throw util::EnvironmentError("attnprof package: cannot make a folder under /tmp");
   const fs::path dir = dir_template;
   const fs::path script = dir / "aoti-package.py";
+  const fs::path status = dir / "status";
   std::ofstream(script) << embedded_packager();
   std::error_code ec;
   const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
-  std::vector<std::string> argv{python, script.string(), a.scenario,   "--module", a.module,
-                                "-o",   a.output,        "--attnprof", self};
+  std::vector<std::string> argv{
+      python,   script.string(), a.scenario, "--module", a.module,       "-o",
+      a.output, "--attnprof",    self,       "--status", status.string()};
   for (const auto& arg : a.args) argv.insert(argv.end(), {"--arg", arg});
   if (a.force) argv.push_back("--force");
-  const int rc = run_child(argv);
-  fs::remove_all(dir, ec);
-  return rc;
+  // Removed whatever the outcome: the folder is this command's alone.
+  struct Cleanup {
+    const fs::path& dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{dir};
+  return run_packaging(argv, status);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "harness/cli/bounds.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/open_history.h"
 #include "harness/core/clock.h"
@@ -23,7 +24,9 @@ Action setup_prune(CLI::App& sub) {
   auto o = std::make_shared<Opts>();
   add_db_option(sub, o->db);
   sub.add_option("--keep-last", o->keep_last, "Keep the newest N runs of each branch");
-  sub.add_option("--older-than", o->older_than_days, "Prune only runs older than D days");
+  sub.add_option("--older-than", o->older_than_days, "Prune only runs older than D days")
+      ->check(bound(
+          Range{.hi = kMaxDaysBack, .what = "a number of days", .hi_why = "(the clock's range)"}));
   sub.add_flag("--dry-run", o->dry_run, "List what would go; change nothing");
   sub.add_flag("--vacuum", o->vacuum, "Give the freed space back to the file system");
   return [o] {

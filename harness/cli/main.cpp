@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/cli/bounds.h"
 #include "harness/cli/command.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/options.h"
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
     actions.emplace_back(sub, c.setup(*sub));
   }
   cli::one_value_per_occurrence(app);
+  cli::bound_every_number(app);
   const std::optional<cli::AfterValue> after = cli::after_repeatable(app, argc, argv);
   try {
     app.parse(argc, argv);

@@ -11,6 +11,8 @@
 #include <optional>
 
 #include "harness/ab/judge.h"
+#include "harness/cli/bounds.h"
+#include "harness/cli/command.h"
 #include "harness/cli/run_metadata.h"
 #include "harness/gate/annotations.h"
 #include "harness/report/findings.h"
@@ -76,14 +78,6 @@ void add_finding_options(CLI::App& sub, gate::FindingRules& rules) {
   sub.add_flag("--fail-on-accuracy", rules.fail_on_accuracy,
                "Fail the gate (exit 1) when a case's error against its reference grew beyond "
                "--accuracy-factor times the baseline's (otherwise a warning)");
-  const CLI::Validator above_one(
-      [](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || end != s.c_str() + s.size()) return "";  // CLI11's conversion says so
-        return std::isfinite(v) && v > 1 ? "" : fmt::format("must be a number above 1, got {}", s);
-      },
-      "FACTOR");
   sub.add_flag("--fail-on-compile", rules.fail_on_compile,
                "Fail the gate (exit 1) when a torch.compile case compiled more than "
                "--compile-factor times slower or faster than its baseline, or into more graph "
@@ -92,12 +86,12 @@ void add_finding_options(CLI::App& sub, gate::FindingRules& rules) {
                  "How many times the baseline's compile time a case's may be (or its inverse) "
                  "before it is `compile changed`")
       ->capture_default_str()
-      ->check(above_one);
+      ->check(bound(Range{.lo = 1, .above = true}, "FACTOR"));
   sub.add_option("--accuracy-factor", rules.accuracy_factor,
                  "How many times the baseline's largest (or mean) error a case's may be before it "
                  "is `accuracy changed`; errors below the dtype's epsilon count as the epsilon")
       ->capture_default_str()
-      ->check(above_one);
+      ->check(bound(Range{.lo = 1, .above = true}, "FACTOR"));
 }
 
 void add_report_options(CLI::App& sub, ReportFiles& f) {

@@ -108,6 +108,11 @@ std::optional<double> read_duration_s(const Node& n, std::string_view name,
     d.error(n.loc, fmt::format("{} must not be negative, got {}", name, n.scalar));
     return std::nullopt;
   }
+  if (*v > kMaxDurationS) {
+    d.error(n.loc, fmt::format("{} must be at most {:.0f}s (a day), got {}", name, kMaxDurationS,
+                               n.scalar));
+    return std::nullopt;
+  }
   return v;
 }
 

@@ -25,7 +25,12 @@ std::optional<double> parse_percent(std::string_view);
 std::optional<long long> read_int(const Node&, std::string_view name, long long min, long long max,
                                   Diags&);
 std::optional<double> read_positive(const Node&, std::string_view name, Diags&);
-// A duration; with implied_unit (e.g. "ms" for warmup_ms) a bare number is in that unit.
+// The longest duration a scenario may give (a day): a case's deadline, 60 s + 3 x (warm-up +
+// budget), is a point on the steady clock in int64 nanoseconds, and 1e10 s overflowed it, so the
+// case "hung" at once instead of validate naming the value. `--case-timeout` has the same bound.
+inline constexpr double kMaxDurationS = 86400;
+// A duration from 0 to kMaxDurationS; with implied_unit (e.g. "ms" for warmup_ms) a bare number
+// is in that unit.
 std::optional<double> read_duration_s(const Node&, std::string_view name,
                                       std::string_view implied_unit, Diags&);
 std::optional<double> read_percent(const Node&, std::string_view name, Diags&);

@@ -25,7 +25,9 @@ Simd best_simd();  // the widest this CPU and OS support; what flash_forward use
 
 // threads <= 0: std::thread::hardware_concurrency(). threads == 1 runs on the calling thread.
 Status flash_forward(const AttentionParams& p, int threads);
-// The same with the given tile routine (tests run each); unsupported if the CPU lacks it.
-Status flash_forward(const AttentionParams& p, int threads, Simd simd);
+// The same with the given tile routine (tests run each); unsupported, and nothing run, if it is
+// wider than `widest`, what the CPU has (a test gives a narrower one to see the refusal on a CPU
+// that has every routine).
+Status flash_forward(const AttentionParams& p, int threads, Simd simd, Simd widest = best_simd());
 
 }  // namespace attnprof::kernels::cpu

@@ -496,9 +496,9 @@ Status flash_forward(const AttentionParams& p, int threads) {
   return flash_forward(p, threads, best_simd());
 }
 
-Status flash_forward(const AttentionParams& p, int threads, Simd simd) {
+Status flash_forward(const AttentionParams& p, int threads, Simd simd, Simd widest) {
   if (const char* why = check_params(p)) return Status::unsupported(why);
-  if (static_cast<int>(simd) > static_cast<int>(best_simd()))
+  if (static_cast<int>(simd) > static_cast<int>(widest))
     return Status::unsupported(std::string("this CPU has no ") + to_string(simd));
   const ItemFn fn = item_fn(simd);
   const int per_item = positions_per_item(p);

@@ -32,6 +32,19 @@ workloads:
     kernels: [eager]
 )";
 
+// kTinySuite with the machine's load taken out of its verdicts: a case is unstable only when
+// more than 99% of its samples were descheduled (core/stability.h). Its calls take tens of
+// microseconds on one thread, so a time slice (milliseconds) ends inside a few percent of them
+// however busy the machine; at the default 10% a loaded CI box made a case unstable, compare
+// called it inconclusive, and the regression and accept paths went unchecked. What a busy
+// machine does to a verdict has tests of its own (test_cli_stability.cpp).
+std::string quiet_suite() {
+  std::string s = kTinySuite;
+  const std::string budget = "time_budget: 2s}";
+  s.replace(s.find(budget), budget.size(), "time_budget: 2s, max_descheduled: 99%}");
+  return s;
+}
+
 // A baseline file with every timing divided by `factor` (medians, quartiles, CIs, samples; not
 // counts or names): the run then looks `factor` times slower than its baseline.
 std::string faster_baseline(const std::string& text, double factor) {
@@ -128,7 +141,7 @@ TEST_SUITE("cli") {
 
   TEST_CASE("run, store, baseline, compare: unchanged passes and a regression fails") {
     TempDir d;
-    d.write("tiny.yaml", kTinySuite);
+    d.write("tiny.yaml", quiet_suite());
     Result run = attnprof(d.path, "run tiny.yaml --db h.db --cost-rows 100");
     INFO(run.out);
     REQUIRE(run.rc == 0);
@@ -160,14 +173,9 @@ TEST_SUITE("cli") {
     d.write("fast.yaml", faster_baseline(base, 3));
     Result reg = attnprof(d.path, "compare --db h.db --baseline fast.yaml --markdown gate.md");
     INFO(reg.out);
-    // Both, but for a case the busy machine made unstable: compare leaves it inconclusive.
-    int unstable = 0;
-    for (std::size_t at = run.out.find("\n    unstable: "); at != std::string::npos;
-         at = run.out.find("\n    unstable: ", at + 1))
-      ++unstable;
-    if (unstable < 2) CHECK(reg.rc == 1);
-    CHECK(reg.out.find(std::to_string(2 - unstable) + " regression, 0 failed, 0 missing, " +
-                       std::to_string(unstable) + " inconclusive") != std::string::npos);
+    CHECK(run.out.find("unstable") == std::string::npos);
+    CHECK(reg.rc == 1);
+    CHECK(reg.out.find("2 regression, 0 failed, 0 missing, 0 inconclusive") != std::string::npos);
     // A tolerance of 400% (as a percentage or a fraction) takes a 3x slowdown.
     for (const char* t : {"400%", "4"}) {
       Result wide =
@@ -181,26 +189,21 @@ TEST_SUITE("cli") {
 
   TEST_CASE("history as the baseline, an accepted regression, and the query commands") {
     TempDir d;
-    d.write("tiny.yaml", kTinySuite);
+    d.write("tiny.yaml", quiet_suite());
     for (int i = 0; i < 5; ++i) {
       Result r = attnprof(d.path, "run tiny.yaml --db h.db --branch main --commit c" +
                                       std::to_string(i) + " --cost-rows 0");
       INFO(r.out);
       REQUIRE(r.rc == 0);
     }
-    // The candidate, run again (up to 4 times) while a busy machine (ctest's other tests) makes
-    // a case unstable: compare calls an unstable case inconclusive, not a regression, and the
-    // acceptance below needs the regression (seen failing once in a full ctest -j 2 run).
-    Result cand;
-    bool unstable = true;
-    for (int tries = 0; tries < 4 && unstable; ++tries) {
-      cand = attnprof(d.path,
-                      "run tiny.yaml --db h.db --branch pr-1 --commit c5 "
-                      "--cost-rows 0 --perfetto traces");
-      INFO(cand.out);
-      REQUIRE(cand.rc == 0);
-      unstable = cand.out.find("\n    unstable: ") != std::string::npos;
-    }
+    // The candidate. The suite tolerates a busy machine (quiet_suite): no case is unstable,
+    // which compare would call inconclusive and the acceptance below could not accept.
+    Result cand = attnprof(d.path,
+                           "run tiny.yaml --db h.db --branch pr-1 --commit c5 "
+                           "--cost-rows 0 --perfetto traces");
+    INFO(cand.out);
+    REQUIRE(cand.rc == 0);
+    CHECK(cand.out.find("unstable") == std::string::npos);
     CHECK(d.read("traces/tiny_prefill_b1-s32-fp32-none_eager.json").find("\"traceEvents\"") !=
           std::string::npos);
 
@@ -229,7 +232,8 @@ TEST_SUITE("cli") {
     d.write("fast.yaml", faster_baseline(d.read("base.yaml"), 3));
     Result reg = attnprof(d.path, "compare --db h.db --baseline fast.yaml");
     INFO(reg.out);
-    CHECK(reg.rc == (reg.out.find("0 regression") != std::string::npos ? 0 : 1));
+    CHECK(reg.rc == 1);
+    CHECK(reg.out.find("2 regression, 0 failed") != std::string::npos);
     Result acc = attnprof(d.path,
                           "annotate accept --db h.db --case '*causal*' "
                           "--reason 'intended: new masking' --author ci-test");
@@ -237,13 +241,9 @@ TEST_SUITE("cli") {
     CHECK(acc.rc == 0);
     Result after = attnprof(d.path, "compare --db h.db --baseline fast.yaml");
     INFO(after.out);
-    if (!unstable) {
-      CHECK(reg.rc == 1);
-      CHECK(after.out.find("1 accepted") != std::string::npos);
-    } else {  // still busy after 4 tries: an unstable case is not judged, so not accepted either
-      CHECK(after.out.find(" unstable ") != std::string::npos);
-    }
-    CHECK(after.rc == (after.out.find("1 regression") != std::string::npos ? 1 : 0));
+    CHECK(after.out.find("1 accepted") != std::string::npos);
+    CHECK(after.out.find("1 regression") != std::string::npos);
+    CHECK(after.rc == 1);
 
     Result show =
         attnprof(d.path, "show latest --db h.db --case '*causal*' --sort cpu_total --rows 3");

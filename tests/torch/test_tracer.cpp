@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "harness/costmatrix/cost_matrix.h"
+#include "tests/skip.h"
 #include "tests/torch/torch_doctest.h"
 #include "worker/trace/tracer.h"
 
@@ -409,7 +410,10 @@ TEST_SUITE("trace::Tracer") {
 
   TEST_CASE("without a GPU, device tracing is not run and the trace says why") {
     std::string why;
-    if (trace::device_tracing_available(&why)) return;  // a GPU machine: tests/device covers it
+    if (trace::device_tracing_available(&why)) {
+      tests::report_skip("a GPU machine: tests/device covers device tracing");
+      return;
+    }
     trace::Options o;
     o.device = true;
     o.hardware_counters = true;

@@ -3,8 +3,12 @@
 // what happened, never a crash or a hang of attnprof.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <string>
 
 #include "harness/util/error.h"
 #include "harness/worker/client.h"
@@ -29,9 +33,72 @@ std::string start_error(std::vector<std::string> args, std::chrono::milliseconds
   return "";
 }
 
+// How a worker ends when the process that started it is killed with SIGKILL, as CI's timeout or
+// a user's kill -9 ends attnprof: "killed by signal N" or "exited with status N". Three
+// processes: a reaper (PR_SET_CHILD_SUBREAPER, so the orphaned worker becomes its child and
+// its end can be read), under it the parent, which starts a worker that reads no request (busy
+// in a case) and is then killed. Once the parent is reaped the reaper sends the worker SIGTERM:
+// a worker the parent's death already killed ends by SIGKILL, one that outlived it by SIGTERM.
+// Decided by the order of events, not by how fast anything ran.
+std::string worker_end_when_parent_killed() {
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t reaper = fork();
+  REQUIRE(reaper >= 0);
+  if (reaper == 0) {
+    close(out[0]);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    int ready[2];
+    if (pipe(ready) != 0) _exit(20);
+    const pid_t parent = fork();
+    if (parent == 0) {
+      close(ready[0]);
+      try {
+        worker::Client c(spawn({"--mode=deaf"}), 10s);
+        const pid_t w = c.pid();
+        (void)!write(ready[1], &w, sizeof w);
+        pause();
+      } catch (...) {
+      }
+      _exit(21);
+    }
+    close(ready[1]);
+    pid_t w = -1;
+    std::string said;
+    if (read(ready[0], &w, sizeof w) != sizeof w || w <= 0) {
+      w = -1;
+      said = "the parent could not start its worker";
+    } else {
+      kill(parent, SIGKILL);
+      waitpid(parent, nullptr, 0);
+      kill(w, SIGTERM);
+      int status = 0;
+      waitpid(w, &status, 0);
+      said = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                 : "exited with status " + std::to_string(WEXITSTATUS(status));
+    }
+    if (w > 0) kill(-w, SIGKILL);  // what the worker started (its sleep), its process group
+    while (waitpid(-1, nullptr, 0) > 0) {
+    }
+    (void)!write(out[1], said.data(), said.size());
+    _exit(0);
+  }
+  close(out[1]);
+  std::string said;
+  char buf[128];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) said.append(buf, n);
+  close(out[0]);
+  waitpid(reaper, nullptr, 0);
+  return said;
+}
+
 }  // namespace
 
 TEST_SUITE("worker::Client") {
+  TEST_CASE("a worker ends with the attnprof that started it, killed or not, busy or not") {
+    CHECK(worker_end_when_parent_killed() == "killed by signal 9");
+  }
+
   TEST_CASE("a worker of another protocol version is refused, naming both versions") {
     CHECK(start_error({"--mode=v99"}) ==
           fake +

@@ -420,6 +420,18 @@ workloads:
        "t.yaml:8:12: dtype: expected one of fp32, fp16, bf16, got \"fp64\"");
     CHECK(errors("model: gpt2\nmeasure: {warmup: 1 fortnight}\nworkloads: [{seq_len: 8}]\n") ==
           "t.yaml:2:19: warmup: expected a duration such as 200ms or 10s, got \"1 fortnight\"");
+    // Durations past what a case's deadline (nanoseconds on the steady clock) holds: refused at
+    // the value, where they used to pass and fail the run as "worker hung". A day is the most.
+    CHECK(errors("model: gpt2\nmeasure: {timeout_s: 1e10, warmup: 1e13ms}\nworkloads: [{seq_len: "
+                 "8}]\n") ==
+          "t.yaml:2:22: timeout_s must be at most 86400s (a day), got 1e10\n"
+          "t.yaml:2:36: warmup must be at most 86400s (a day), got 1e13ms");
+    CHECK(errors("model: gpt2\nmeasure: {time_budget: 1e308s, warmup_ms: 86400001}\nworkloads: "
+                 "[{seq_len: 8}]\n") ==
+          "t.yaml:2:24: time_budget must be at most 86400s (a day), got 1e308s\n"
+          "t.yaml:2:43: warmup_ms must be at most 86400s (a day), got 86400001");
+    CHECK(errors("model: gpt2\nmeasure: {time_budget: 1440min, warmup: 86400000ms}\nworkloads: "
+                 "[{seq_len: 8}]\n") == "");
     CHECK(errors("model: gpt2\nmeasure: {min_samples: 50, max_samples: 10}\nworkloads: [{seq_len: "
                  "8}]\n") == "t.yaml:2:10: min_samples (50) exceeds max_samples (10)");
     CHECK(errors("model: gpt2\nmeasure: {trace_calls: 0}\nworkloads: [{seq_len: 8}]\n") ==

@@ -39,7 +39,10 @@ TEST_SUITE("worker::protocol") {
     s[1].sm_clock_mhz = 1980;
     auto back = worker::samples_from_json(worker::samples_to_json(s));
     REQUIRE(back.size() == 2);
+    CHECK(back[0].ns == 5);
+    CHECK(back[0].at_ns == 7);
     CHECK(back[1].ns == 6);
+    CHECK(back[1].at_ns == 8);
     CHECK(back[1].sm_clock_mhz == 1980);
     CHECK_FALSE(back[0].sm_clock_mhz);
     CHECK_THROWS_AS(worker::samples_from_json(nlohmann::json::parse("[[1,2]]")),

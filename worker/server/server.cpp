@@ -287,6 +287,7 @@ int serve(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("attnprof-worker {} (protocol {})",
                                                 build_version, protocol_version));
   cli::one_value_per_occurrence(app);  // `--plugin a.so b.so` is not two plugins
+  cli::bound_every_number(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# What `attnprof package` says of a module that ends or breaks the packaging before a package is
+# made, each refused before anything is exported (seconds, no compile): a module that calls
+# os._exit(0) or sys.exit(0) while imported (exit 2, which module; os._exit used to exit 0 with
+# no package and no word), one that crashes while imported (exit 3, the signal and the module;
+# it used to exit 3 with no word), and a forward whose output has another shape than the case
+# reads back (exit 2 at forward's line; it used to be packaged and fail only at run time).
+# Usage: package_refusals.sh BUILD_DIR
+set -uo pipefail
+build="$(cd "$1" && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+source "$root/ci/env.sh"
+[ -x "$ATTNPROF_VENV/bin/python" ] || { echo "skip: no venv at $ATTNPROF_VENV (ci/setup.sh)"; exit 77; }
+work="$(mktemp -d /tmp/attnprof-refusals-XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+cp "$here/rope.yaml" "$work/"
+cd "$work"
+fails=0
+# expect WHAT RC PATTERN MODULE: `attnprof package MODULE` for rope.yaml's rope.pt2 exits RC,
+# prints a line matching PATTERN, and makes no package.
+expect() {
+  local what="$1" rc="$2" pattern="$3" module="$4" out got
+  out="$("$build/attnprof" package "$module" --scenario rope.yaml -o rope.pt2 2>&1)"
+  got=$?
+  if [ "$got" != "$rc" ] || ! grep -qE -- "$pattern" <<<"$out" || [ -e rope.pt2 ]; then
+    echo "FAIL: $what: exit $got (want $rc), package made: $([ -e rope.pt2 ] && echo yes || echo no), output lacks /$pattern/:"
+    sed 's/^/    /' <<<"$out" | tail -20
+    fails=$((fails + 1))
+  else
+    echo "ok: $what"
+  fi
+}
+
+printf 'import os\nos._exit(0)\n' >exits.py
+expect "a module that calls os._exit(0) when imported: exit 2, naming it" 2 \
+  "^$work/exits.py: the packaging python exited with status 0 while importing; no package was made" \
+  exits.py:M
+printf 'import sys\nsys.exit(0)\n' >sys_exits.py
+expect "a module that calls sys.exit(0) when imported: exit 2, naming it" 2 \
+  "^error: $work/sys_exits.py: importing it called sys.exit\(0\): a module to package must not exit when imported" \
+  sys_exits.py:M
+printf 'import ctypes\nctypes.string_at(0)\n' >crashes.py
+expect "a module that crashes when imported: exit 3, the signal and the module" 3 \
+  "^attnprof: $work/crashes.py: the packaging python was killed by signal 11 \(SIGSEGV\) while importing; no package was made" \
+  crashes.py:M
+cat >half.py <<'PY'
+import torch
+
+
+class Half(torch.nn.Module):
+    def forward(self, q, k, v):
+        return v[..., : v.shape[-1] // 2]
+PY
+expect "a forward whose output is not q's shape: exit 2 at forward's line" 2 \
+  "^error: $work/half.py:5: Half.forward\(q \[2, 2, 16, 16\], k \[2, 2, 16, 16\], v \[2, 2, 16, 16\]\) returned shape \[2, 2, 16, 8\]; tiny/prefill/b1-s32-bf16-none/aoti:rope.pt2 reads back q's shape \[2, 2, 16, 16\] \(kernel level" \
+  half.py:Half
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "all package refusal checks passed"
