@@ -87,7 +87,7 @@ check_error "py:modules.py:Crashes" "signal 11 \(SIGSEGV\).*; the Python module'
 check_error "py:modules.py:Hangs" "hung: no answer in time; killed"
 check_error "py:syntax_error.py:attention" "syntax_error\.py:4: SyntaxError: '\(' was never closed"
 check_error "py:import_error.py:Attention" "import_error\.py:2: ModuleNotFoundError: No module named 'attnprof_no_such_module' \(Python [0-9.]+ of .*ATTNPROF_PYTHON"
-check_error "py:modules.py:Missing" "modules\.py: has no Missing \(it defines: BrokenGraph, .*sdpa\)"
+check_error "py:modules.py:Missing" "modules\.py: has no Missing \(it defines: Block, BrokenGraph, .*sdpa\)"
 check_error "py:modules.py:NOT_CALLABLE" "NOT_CALLABLE is a int, not a class or function"
 grep -qE "/py:modules\.py:sdpa +ok" <<<"$out" && ok "a good module after all of them still runs" ||
   bad "the good module after the bad ones did not run"
