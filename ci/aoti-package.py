@@ -476,7 +476,7 @@ def static_inputs(inputs, cases):
     ]
 
 
-def build(spec, inputs, cases, meta, out_path, log, module=None):
+def build(spec, inputs, cases, meta, out_path, log, module=None, static_key=None):
     import torch
 
     module = module if module is not None else make_module(spec)
@@ -497,6 +497,8 @@ def build(spec, inputs, cases, meta, out_path, log, module=None):
         notes.append(f"static shapes: export refused dynamic dims ({e.__class__.__name__})")
         inputs[:] = static_inputs(inputs, cases)
         meta["inputs"] = inputs
+        if static_key:  # it holds one shape now: cached under that shape's key (make_one)
+            meta["key"] = static_key
         ep = torch.export.export(module, tuple(example_inputs(spec, inputs)))
     meta["notes"] = notes
     exported = time.time()
@@ -545,11 +547,18 @@ def make_one(path, cases, user, version, args, log):
     bare = [c for c, _ in cases]
     inputs = input_dims(spec, bare)
     key = content_key(spec, inputs, version)
+    # Where export refuses dynamic dims, the package holds its cases' one shape: it is cached
+    # under a key with that shape (static_key), never under the dynamic one, so that the same
+    # module for another shape is made anew instead of served this one.
+    static_key = content_key(spec, static_inputs(inputs, bare), version)
     have = package_metadata(path)
-    if not args.force and have and have.get("key") == key:
+    if not args.force and have and have.get("key") in (key, static_key):
         log(f"{path}: up to date")
         return
     cached = os.path.join(args.cache, key + ".pt2")
+    static_cached = os.path.join(args.cache, static_key + ".pt2")
+    if not args.force and not os.path.isfile(cached) and os.path.isfile(static_cached):
+        cached = static_cached
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     if args.force or not os.path.isfile(cached):
         if spec["device"].startswith("cuda") and not cuda_available():
@@ -588,7 +597,10 @@ def make_one(path, cases, user, version, args, log):
             meta["module"] = f"{os.path.basename(user['file'])}:{user['name']}"
             meta["args"] = user["args"]
         stage("exporting", user["file"] if user else path)
-        build(spec, inputs, bare, meta, cached, log, module)
+        build(spec, inputs, bare, meta, cached, log, module, static_key)
+        if meta["key"] == static_key and cached != static_cached:
+            os.replace(cached, static_cached)
+            cached = static_cached
     else:
         log(f"{path}: from the cache ({cached})")
     tmp = path + ".tmp"

@@ -1,0 +1,82 @@
+"""The package cache and a module whose export refuses dynamic dims (transformers' Llama eager
+attention through repeat_kv, say): the package it makes holds one shape, so it is cached under
+that shape's key. The same module for a second shape is made anew, never served the first
+shape's package (which the run would then skip in every case: "input q dim 2 is 48; the package
+was made for 32"); the first shape's comes back from the cache.
+
+The export is a stand-in that does what export's fallback does (fixes every dim at the first
+case's sizes) and writes the metadata a package carries, so this decides the cache's logic in a
+second instead of two real exports' minutes. ci/aoti-package.py's real build is the one
+tests/aoti/aoti.sh and own_module.sh run.
+    python3 static_cache.py ci/aoti-package.py build/attnprof"""
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import zipfile
+
+script, attnprof = sys.argv[1], sys.argv[2]
+spec = importlib.util.spec_from_file_location("aoti_package", script)
+ap = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ap)
+
+made = []
+
+
+def static_build(spec, inputs, cases, meta, out_path, log, module=None, static_key=None):
+    inputs[:] = ap.static_inputs(inputs, cases)
+    meta["inputs"] = inputs
+    if static_key:
+        meta["key"] = static_key
+    with zipfile.ZipFile(out_path, "w") as z:
+        z.writestr("model/wrapper_metadata.json", json.dumps({"attnprof": json.dumps(meta)}))
+    made.append(cases[0]["q_len"])
+
+
+ap.build = static_build
+work = tempfile.mkdtemp(prefix="attnprof-static-cache-")
+with open(os.path.join(work, "s.yaml"), "w") as f:
+    f.write("""name: static
+models:
+  tiny: {heads: 2, head_dim: 16, hidden: 32, max_positions: 128}
+model: tiny
+hardware: {device: cpu}
+workloads:
+  - {name: short, phase: prefill, seq_len: 32, kernels: ["aoti:a.pt2"]}
+  - {name: long, phase: prefill, seq_len: 48, kernels: ["aoti:b.pt2"]}
+""")
+packages = ap.collect(attnprof, os.path.join(work, "s.yaml"), None)
+a, b = (os.path.join(work, n) for n in ("a.pt2", "b.pt2"))
+said = []
+args = argparse.Namespace(force=False, cache=os.path.join(work, "cache"))
+os.makedirs(args.cache)
+fails = 0
+
+
+def check(what, ok):
+    global fails
+    print(("ok: " if ok else "FAIL: ") + what)
+    fails += not ok
+
+
+def q_len_of(path):
+    return ap.package_metadata(path)["inputs"][0]["dims"][2]
+
+
+ap.make_one(a, packages[a], None, "2.11.0", args, said.append)
+check("the first shape's package is made", made == [32] and q_len_of(a) == 32)
+ap.make_one(b, packages[b], None, "2.11.0", args, said.append)
+check("the second shape's is made anew, not served the first's from the cache",
+      made == [32, 48] and q_len_of(b) == 48)
+ap.make_one(b, packages[b], None, "2.11.0", args, said.append)
+check("the second is up to date", made == [32, 48] and said[-1].endswith("up to date"))
+os.unlink(a)
+ap.make_one(a, packages[a], None, "2.11.0", args, said.append)
+check("the first comes back from the cache, its own shape",
+      made == [32, 48] and "from the cache" in said[-1] and q_len_of(a) == 32)
+print("\n".join(said))
+shutil.rmtree(work)
+sys.exit(1 if fails else 0)
