@@ -572,7 +572,8 @@ def make_one(path, cases, user, version, args, log):
             module, src = instantiate(user, spec)
             check_signature(user, module, src, inputs, bare[0])
             check_output(user, module, src, spec, inputs, bare[0])
-        what = f"{user['name']} from {os.path.basename(user['file'])}" if user else f"the {spec['level']} package"
+        what = (f"{user['name']} from {os.path.basename(user['file'])}" if user
+                else f"attnprof's own SDPA {spec['level']} module")
         log(f"{path}: making {what} for {len(cases)} case(s), {spec['level']} level, "
             f"{spec['model']['name']} {spec['dtype']} {spec['device']}, inputs "
             f"({', '.join(i['name'] for i in inputs)})")

@@ -114,8 +114,10 @@ std::vector<util::Diagnostic> missing_packages(const std::vector<core::Case>& ca
       diags.push_back(util::Diagnostic{
           c.loc.file, c.loc.line, c.loc.col,
           name == &c.kernel
-              ? fmt::format("kernel \"{}\": no package at {}; make it with ci/aoti-package.sh {}",
-                            c.kernel, path, c.loc.file)
+              ? fmt::format("kernel \"{}\": no package at {}; make it from your module with "
+                            "attnprof package FILE.py:NAME --scenario {} -o {}, or from "
+                            "attnprof's own SDPA module with ci/aoti-package.sh {}",
+                            c.kernel, path, c.loc.file, path, c.loc.file)
               : fmt::format("reference \"{}\" of {}: no package at {}; make it with attnprof "
                             "package MODULE --scenario {} -o {}",
                             c.reference, c.key, path, c.loc.file, path)});

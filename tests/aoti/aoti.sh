@@ -40,7 +40,7 @@ expect() {
 
 # A package not made yet: validate notes it, run refuses before measuring.
 expect "validate notes a missing package" 0 \
-  "note: .*tiny.yaml:[0-9]+:[0-9]+: kernel \"aoti:tiny-decode.pt2\": no package at $work/tiny-decode.pt2; make it with ci/aoti-package.sh" \
+  "note: .*tiny.yaml:[0-9]+:[0-9]+: kernel \"aoti:tiny-decode.pt2\": no package at $work/tiny-decode.pt2; make it from your module with attnprof package FILE.py:NAME --scenario .*tiny.yaml -o $work/tiny-decode.pt2, or from attnprof's own SDPA module with ci/aoti-package.sh" \
   -- "$build/attnprof" validate tiny.yaml
 expect "run refuses a missing package" 2 "no package at $work/tiny-block.pt2" \
   -- "$build/attnprof" run tiny.yaml
