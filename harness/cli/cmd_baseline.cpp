@@ -127,9 +127,24 @@ Action setup_baseline(CLI::App& sub) {
     }
     const gate::Baseline b =
         gate::make_baseline(runs, {.hardware = hw, .include_unstable = a->include_unstable});
-    gate::write_baseline(a->output, b);
     std::string ids;
     for (const auto& r : runs) ids += (ids.empty() ? "" : ", ") + r.id;
+    // A baseline without a case compares nothing: a gate against it passes whatever happens.
+    // Say why each case was left out, and leave the file as it was.
+    if (b.cases.empty()) {
+      for (const auto& [key, note] : b.notes) fmt::print(stderr, "left out: {}: {}\n", key, note);
+      const std::string runs_named =
+          fmt::format("run{} {}", runs.size() > 1 ? "s" : "", ids);
+      if (b.notes.empty())
+        throw util::EnvironmentError(fmt::format(
+            "baseline: no case of {} is ok, so none can be a baseline; {} not written",
+            runs_named, a->output));
+      throw util::EnvironmentError(fmt::format(
+          "baseline: no case of {} can be a baseline ({} left out); {} not written (run again "
+          "on a quieter machine, or --include-unstable to keep a busy machine's figures)",
+          runs_named, b.notes.size(), a->output));
+    }
+    gate::write_baseline(a->output, b);
     fmt::print("baseline {} written from run{} {}: {} case(s)\n", a->output,
                runs.size() > 1 ? "s" : "", ids, b.cases.size());
     fmt::print("{}\n", spread_line(b, runs.size()));

@@ -97,6 +97,13 @@ log="$(grep -oE '/[^ ]+/attnprof-python/[0-9]+-[0-9]+\.log' <<<"$out" | head -1)
 expect "every case of the run is stored, the dead workers' too" 0 \
   "10 cases: 1 ok, 0 failed, 0 skipped, 9 error" -- "$attnprof" show latest
 
+# A run with no ok case makes no baseline (a gate against an empty one passes anything).
+"$attnprof" run errors.yaml --case '*WrongDtype' --db none-ok.db >/dev/null 2>&1
+expect "baseline update from a run with no ok case: exit 3, nothing written" 3 \
+  "no case of run .* is ok, so none can be a baseline; b\.yaml not written" \
+  -- "$attnprof" baseline update --db none-ok.db -o b.yaml
+[ ! -e b.yaml ] && ok "... and no b.yaml" || bad "an empty baseline was written"
+
 # Bad names stop before anything runs, at the spot.
 printf 'model: bert-base\nworkloads: [{seq_len: 16, kernels: ["py:modules.py:EagerAttention@turbo"]}]\n' >bad-mode.yaml
 expect "an unknown compile mode is exit 2 at the spot" 2 \

@@ -137,8 +137,10 @@ TEST_SUITE("cli.stability") {
     CHECK(show.out.find("\n    unstable: descheduled in ") != std::string::npos);
     Result b = attnprof(d.path, "baseline update --db h.db -o b.yaml");
     INFO(b.out);
-    CHECK(b.rc == 0);
-    CHECK(b.out.find("0 case(s)") != std::string::npos);
+    // No case to write: refused, the file not written (a gate against it would pass anything).
+    CHECK(b.rc == 3);
+    CHECK(b.out.find("1 left out); b.yaml not written") != std::string::npos);
+    CHECK_FALSE(fs::exists(d.path / "b.yaml"));
     CHECK(b.out.find("left out: bert-base/prefill/b1-s256-fp32-none/sdpa.math: unstable: "
                      "descheduled in ") != std::string::npos);
     Result keep = attnprof(d.path, "baseline update --db h.db -o b.yaml --include-unstable");
