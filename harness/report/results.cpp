@@ -65,6 +65,10 @@ std::string case_note(const core::CaseResult& r, bool backend) {
     note = "backend: " + r.backend;
   if (const std::string compiled = compile_note(r); !compiled.empty())
     note += (note.empty() ? "" : "; ") + compiled;
+  // A block or layer case's headline figure: how much of it the attention is.
+  if (auto it = r.metrics.find("attention.share"); it != r.metrics.end())
+    note += fmt::format("{}attention {:.1f}% of the {}", note.empty() ? "" : "; ", 100 * it->second,
+                        core::to_string(r.spec.level));
   // A figure whose correctness nobody checked says so before anything else it says.
   if (core::not_checked(r)) note = core::kNotChecked + (note.empty() ? "" : "; " + note);
   // First: a busy machine's figure is not the kernel's (core/stability.h).

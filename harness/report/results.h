@@ -15,7 +15,8 @@ std::string results_table(const core::Run& run, std::size_t width = kConsoleWidt
 // (core/stability.h), "not checked (reference: none)", the case's own message (a failure's
 // error, a skip's reason) or, with `backend` and none, the SDPA backend chosen where it is not the
 // kernel's name (for tables without a backend column), a torch.compile variant's compile
-// (compile_note), and last "not converged". The console results table and the HTML run page say
+// (compile_note), a block or layer case's attention share ("attention 4.3% of the layer"), and
+// last "not converged". The console results table and the HTML run page say
 // the same.
 std::string case_note(const core::CaseResult& r, bool backend);
 // "compiled in 35.3 s (fresh cache): 2 graphs, 1 graph break" from a case's compile.* metrics;

@@ -28,6 +28,15 @@ core::CaseResult measured(const std::string& key, const std::string& reference) 
 }  // namespace
 
 TEST_SUITE("report::results") {
+  TEST_CASE("a block or layer case's note says its attention share") {
+    core::CaseResult r = measured("bert-base/prefill/b1-s128-fp32-none-layer/eager", "sdpa.math");
+    r.spec.level = core::Level::layer;
+    r.metrics["attention.share"] = 0.0431;
+    CHECK(report::case_note(r, false) == "attention 4.3% of the layer");
+    r.metrics.erase("attention.share");
+    CHECK(report::case_note(r, false) == "");
+  }
+
   TEST_CASE("results golden at 120 and 80 columns: keys and counts whole, columns left out") {
     core::Run run = testing::make_run("abc123", 1'700'000'000'000'000'000, 3);
     for (auto& c : run.cases) {
