@@ -129,6 +129,8 @@ std::optional<core::CaseResult> Supervisor::guarded(const core::Case& c, F&& f) 
     // prepare and batch answer "ready" while the case goes on: no result yet.
     if (reply.value("ready", false)) return std::nullopt;
     core::CaseResult r = result_of(reply, m_spawn.label);
+    // The worker exits after this reply so that the next case starts in a fresh process.
+    if (reply.value("retire", false)) retire();
     if (reply.contains("restart")) {
       // The worker exits after this reply; its successor starts clean.
       r.message += fmt::format("{}{} restarted: {}", r.message.empty() ? "" : "; ",

@@ -192,10 +192,22 @@ class Server {
 #endif
   }
 
+  // A torch.compile case from a fresh compile cache (docs/python.md).
+  static bool compiled_fresh(const core::Case& c) {
+    const auto py = kernel::parse_python(c.kernel);
+    return py && !py->mode.empty() && !c.compile_cache_warm;
+  }
+
   json result_reply(const core::CaseResult& r, const core::Case& asked, bool& exit_after) {
     json reply = {{"result", core::to_json(as_asked(r, asked))}};
     if (device_poisoned(r)) {
       reply["restart"] = "the CUDA context has a sticky error";
+      exit_after = true;
+    } else if (compiled_fresh(as_run(asked))) {
+      // Inductor keeps what it compiled in the process (kernels by their source's hash, past
+      // any cache folder): the next compile case gets a process that has compiled nothing, as
+      // its "fresh" cache promises. Not a failure: the case's result says nothing of it.
+      reply["retire"] = true;
       exit_after = true;
     }
     return reply;
