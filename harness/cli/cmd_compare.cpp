@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <optional>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/open_history.h"
@@ -51,12 +50,11 @@ CompareSetup compare_setup(const CompareArgs& a) {
   return s;
 }
 
-void warn_baseline(const gate::RunJudgement& j) {
-  if (j.check.warning.empty()) return;
-  if (std::getenv("GITHUB_ACTIONS"))
-    fmt::print("::{} title=attnprof baseline::{}\n", j.baseline_fails ? "error" : "warning",
-               j.check.warning);
-  fmt::print(stderr, "attnprof: {}: {}\n", j.baseline_fails ? "error" : "warning", j.check.warning);
+// The baseline's warning as a GitHub annotation: the report above printed it already, once.
+void annotate_baseline(const gate::RunJudgement& j) {
+  if (j.check.warning.empty() || !std::getenv("GITHUB_ACTIONS")) return;
+  fmt::print("::{} title=attnprof baseline::{}\n", j.baseline_fails ? "error" : "warning",
+             j.check.warning);
 }
 
 int compare(const CompareArgs& a) {
@@ -74,11 +72,10 @@ int compare(const CompareArgs& a) {
   if (a.baseline.empty())
     throw util::InputError(util::Diagnostic{
         "--baseline", 0, 0, "give --baseline FILE or --baseline history, or --pair for an A/B"});
-  const std::optional<core::Run> run = db.load_run(a.run);
+  const auto run = db.load_run(a.run);  // nullopt: no such run
   if (!run)
     throw util::InputError(
         util::Diagnostic{"--run", 0, 0, fmt::format("no run \"{}\" in {}", a.run, a.db)});
-
   const gate::NamedBaseline b = gate::named_baseline(db, *run, a.baseline, a.history);
   const gate::RunJudgement j = gate::judge_run(
       b.baseline, *run, s.opts, a.require_baseline, [&](std::vector<gate::CaseVerdict>& v) {
@@ -93,7 +90,7 @@ int compare(const CompareArgs& a) {
   rep.strict = s.opts.strict;
   rep.exit_code = j.exit_code;  // 1 too when j.baseline_fails
   publish_report(rep, a.files);
-  warn_baseline(j);
+  annotate_baseline(j);
   if (s.record)
     record_verdicts(db, run->id, j.verdicts, b.label);
   else if (!a.no_record)
