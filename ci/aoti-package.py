@@ -552,6 +552,15 @@ def make_one(path, cases, user, version, args, log):
     # module for another shape is made anew instead of served this one.
     static_key = content_key(spec, static_inputs(inputs, bare), version)
     have = package_metadata(path)
+    # A user's package (attnprof package) is theirs: this script makes attnprof's own SDPA
+    # modules and never puts one under a user's file name, --force or not.
+    if not user and have and have.get("script") == "attnprof package":
+        raise Refused(
+            2,
+            f"{path} was made by attnprof package from {have.get('module', 'a module')}: this "
+            f"script makes attnprof's own SDPA modules and leaves it alone; make it again with "
+            f"attnprof package {have.get('module', 'FILE.py:NAME')} --scenario SCENARIO -o {path}",
+        )
     if not args.force and have and have.get("key") in (key, static_key):
         log(f"{path}: up to date")
         return

@@ -77,6 +77,18 @@ os.unlink(a)
 ap.make_one(a, packages[a], None, "2.11.0", args, said.append)
 check("the first comes back from the cache, its own shape",
       made == [32, 48] and "from the cache" in said[-1] and q_len_of(a) == 32)
+# A user's package (attnprof package made it) is never replaced by attnprof's own module.
+with zipfile.ZipFile(a, "w") as z:
+    z.writestr("model/wrapper_metadata.json", json.dumps({"attnprof": json.dumps(
+        {"script": "attnprof package", "module": "rope.py:Rope", "key": "x"})}))
+try:
+    ap.make_one(a, packages[a], None, "2.11.0", argparse.Namespace(force=True, cache=args.cache),
+                said.append)
+    check("ci/aoti-package.sh refuses a user's package", False)
+except ap.Refused as e:
+    check("ci/aoti-package.sh refuses a user's package, naming attnprof package",
+          e.code == 2 and "attnprof package rope.py:Rope --scenario" in str(e))
+check("... and leaves it as it was", ap.package_metadata(a)["module"] == "rope.py:Rope")
 print("\n".join(said))
 shutil.rmtree(work)
 sys.exit(1 if fails else 0)
