@@ -3,7 +3,8 @@
 # environment, the GPU tests (CUDA kernels against the CPU reference, the CUPTI tracer, the
 # timers), a short GPU suite stored in SQLite with its cost matrices and Perfetto traces, the GPU
 # benchmarks, and AOTInductor packages made and run on the GPU (ci/device-aoti.yaml). Everything
-# goes to $OUT (default ./device-out) as it happens: one log per step,
+# goes to $OUT (default: a new folder under $TMPDIR, named on the first line; never the
+# checkout, where it would lie untracked) as it happens: one log per step,
 # written while the step runs, and summary.txt, one line per step (ok, failed, timed out or
 # skipped, and why), rewritten after every step. So a check cut short still returns what ran.
 #
@@ -16,8 +17,9 @@
 # seconds); 1 when a step failed or timed out; 3 when the bundle is missing.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${OUT:-$root/device-out}"
+out="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/attnprof-device-XXXXXX")}"
 mkdir -p "$out"
+echo "device check: logs in $out"
 bundle="${ATTNPROF_BUNDLE:-$root/.device}"
 budget="${ATTNPROF_CHECK_BUDGET:-450}"
 summary="$out/summary.txt"
