@@ -78,6 +78,25 @@ def stage(what, where=""):
             f.write(f"{what}\t{where}\n")
 
 
+def user_failure(exc, user_file, what):
+    """A failure in (or under) the user's module as one line: the last frame in their file (else
+    the last frame), the exception, and the log file the whole traceback went to."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if f.filename == user_file]
+    at = mine[-1] if mine else (frames[-1] if frames else None)
+    where = f"{at.filename}:{at.lineno}" if at else user_file
+    fd, log = tempfile.mkstemp(prefix="attnprof-package-", suffix=".log")
+    with os.fdopen(fd, "w") as f:
+        f.write("".join(traceback.format_exception(exc)))
+    text = f"{where}: {what}: {exc.__class__.__name__}: {exc}".replace("\n", " ")
+    if len(text) > 600:
+        text = text[:600] + "..."
+    if isinstance(exc, ImportError):
+        text += (f" (python {sys.version.split()[0]} of {sys.executable}; ATTNPROF_PYTHON="
+                 "/path/to/python picks another, whose torch attnprof is then built with)")
+    return f"{text} (traceback: {log})"
+
+
 class Refused(Exception):
     """A package this scenario cannot have: (exit code, message)."""
 
@@ -340,7 +359,7 @@ def load_user_module(user):
         raise Refused(2, f"{path}: importing it called sys.exit({e.code!r}): a module to package "
                          "must not exit when imported")
     except Exception as e:
-        raise Refused(2, f"{path}: importing it failed: {e.__class__.__name__}: {e}")
+        raise Refused(2, user_failure(e, path, "importing it failed"))
     obj = getattr(mod, user["name"], None)
     if obj is None:
         names = [n for n, v in vars(mod).items() if inspect.isclass(v) or inspect.isfunction(v)]
@@ -607,7 +626,14 @@ def make_one(path, cases, user, version, args, log):
             meta["module"] = f"{os.path.basename(user['file'])}:{user['name']}"
             meta["args"] = user["args"]
         stage("exporting", user["file"] if user else path)
-        build(spec, inputs, bare, meta, cached, log, module, static_key)
+        try:
+            build(spec, inputs, bare, meta, cached, log, module, static_key)
+        except Refused:
+            raise
+        except Exception as e:  # the user's module that export or Inductor refused: theirs to fix
+            if not user:
+                raise
+            raise Refused(2, user_failure(e, user["file"], f"exporting {user['name']} failed"))
         if meta["key"] == static_key and cached != static_cached:
             os.replace(cached, static_cached)
             cached = static_cached

@@ -4,7 +4,10 @@
 # os._exit(0) or sys.exit(0) while imported (exit 2, which module; os._exit used to exit 0 with
 # no package and no word), one that crashes while imported (exit 3, the signal and the module;
 # it used to exit 3 with no word), and a forward whose output has another shape than the case
-# reads back (exit 2 at forward's line; it used to be packaged and fail only at run time).
+# reads back (exit 2 at forward's line; it used to be packaged and fail only at run time); an
+# import that fails (exit 2 at its line, with which python ran and how to choose another) and a
+# forward export cannot trace (exit 2 at the user's line, the exception, the traceback's log; it
+# used to be exit 1 with two raw tracebacks).
 # Usage: package_refusals.sh BUILD_DIR
 set -uo pipefail
 build="$(cd "$1" && pwd)"
@@ -55,6 +58,24 @@ PY
 expect "a forward whose output is not q's shape: exit 2 at forward's line" 2 \
   "^error: $work/half.py:5: Half.forward\(q \[2, 2, 16, 16\], k \[2, 2, 16, 16\], v \[2, 2, 16, 16\]\) returned shape \[2, 2, 16, 8\]; tiny/prefill/b1-s32-bf16-none/aoti:rope.pt2 reads back q's shape \[2, 2, 16, 16\] \(kernel level" \
   half.py:Half
+
+printf 'import torch\nimport attnprof_no_such_module\n' >imports.py
+expect "a module whose import fails: exit 2 at its line, which python, how to pick another" 2 \
+  "^error: $work/imports.py:2: importing it failed: ModuleNotFoundError: No module named 'attnprof_no_such_module' \(python [0-9.]+ of .*; ATTNPROF_PYTHON=/path/to/python picks another.*\(traceback: [^)]+\.log\)" \
+  imports.py:M
+cat >branchy.py <<'PY'
+import torch
+
+
+class Branchy(torch.nn.Module):
+    def forward(self, q, k, v):
+        if q.sum() > 0:  # data-dependent control flow: torch.export cannot trace it
+            return q
+        return k
+PY
+expect "a module export refuses: exit 2 at the user's line with the exception and a log" 2 \
+  "^error: $work/branchy.py:6: exporting Branchy failed: [A-Za-z]+.*\(traceback: [^)]+\.log\)" \
+  branchy.py:Branchy
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all package refusal checks passed"
