@@ -8,7 +8,10 @@
 
 #include "harness/cli/command.h"
 #include "harness/cli/open_history.h"
+#include "harness/kernel/names.h"
+#include "harness/kernel/python.h"
 #include "harness/report/format.h"
+#include "harness/scenario/scenario.h"
 #include "harness/store/changes.h"
 
 namespace attnprof::cli {
@@ -112,6 +115,11 @@ Step run_step(const BisectArgs& o, const bisect::Built& good, const bisect::Comm
   a.base_args = a.head_args = words(o.worker_args);
   for (const auto& p : good.plugins) a.base_args.push_back("--plugin=" + p);
   for (const auto& p : head.plugins) a.head_args.push_back("--plugin=" + p);
+  // Python modules are read where they lie, not built: each side calls its own commit's copy.
+  const auto cases = scenario::load(a.files, {kernel::builtin_names()}).cases;
+  const std::string repo = bisect::repo_root(o.repo);
+  for (auto& s : kernel::python_substitutes(cases, repo, good.tree)) a.base_args.push_back(s);
+  for (auto& s : kernel::python_substitutes(cases, repo, head.tree)) a.head_args.push_back(s);
   a.base_commit = good_commit.sha;
   a.meta.commit = commit.sha;
   a.meta.branch = "attnprof-bisect";

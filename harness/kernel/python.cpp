@@ -73,6 +73,23 @@ std::string absolute_python_kernel(std::string_view kernel, const std::string& s
                      suffix);
 }
 
+std::vector<std::string> python_substitutes(const std::vector<core::Case>& cases,
+                                            const std::string& repo, const std::string& tree) {
+  std::vector<std::string> out, seen;
+  for (const auto& c : cases) {
+    const auto k = parse_python(c.kernel);
+    if (!k || std::find(seen.begin(), seen.end(), c.kernel) != seen.end()) continue;
+    seen.push_back(c.kernel);
+    const fs::path rel = fs::path(python_file(c.kernel, c.loc.file)).lexically_relative(repo);
+    if (rel.empty() || *rel.begin() == "..") continue;
+    const auto at = c.kernel.rfind('@');
+    const std::string mode = k->mode.empty() ? "" : c.kernel.substr(at);
+    out.push_back(fmt::format("--substitute={}={}{}:{}{}", c.kernel, kPythonPrefix,
+                              (fs::path(tree) / rel).string(), k->name, mode));
+  }
+  return out;
+}
+
 std::optional<std::string> python_frame(const std::vector<std::string>& stderr_lines,
                                         const std::string& file) {
   static const std::regex frame(R"re(File "([^"]+)", line ([0-9]+),? in (\S+))re");

@@ -40,6 +40,13 @@ std::string python_file(std::string_view kernel, const std::string& scenario_fil
 // started elsewhere (ab's base tree) is told to run under a case's name.
 std::string absolute_python_kernel(std::string_view kernel, const std::string& scenario_file);
 
+// For each py: kernel of `cases` whose file lies inside `repo`, the worker argument that runs the
+// same file of another checkout of it, `tree`, under the case's name:
+// "--substitute=py:m.py:A@compile=py:TREE/sub/m.py:A@compile" (bisect's steps: each commit's
+// own module; ci/github/sides.sh does the same for the gate). Each kernel once.
+std::vector<std::string> python_substitutes(const std::vector<core::Case>& cases,
+                                            const std::string& repo, const std::string& tree);
+
 // The innermost frame in `file` of a Python stack the worker wrote to stderr before it died
 // (faulthandler's dump on a fatal signal, or the runtime's on os._exit: lines `File "PATH",
 // line N in NAME`, most recent call first), as "PATH:N (in NAME)"; nullopt when none is there.

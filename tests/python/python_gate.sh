@@ -7,7 +7,8 @@
 # base's copy of the module under the case's name (--substitute), the head side the head's.
 #   python_gate.sh BUILD_DIR      (the attnprof build of this tree: the action's build/)
 # Checks: the slowdown fails the gate (exit 1) with the regression and an op that moved in the
-# markdown; the same module on both sides (a README change) passes without measuring.
+# markdown; the same module on both sides (a README change) passes without measuring; `attnprof
+# bisect` names the slow commit, each step calling its commit's own copy of the module.
 set -euo pipefail
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:?usage: python_gate.sh BUILD_DIR}" && pwd)"
@@ -94,4 +95,11 @@ expect "$md" "py:modules.py:EagerAttention"
 grep -qE "aten::(bmm|_softmax|matmul)" "$md" || { cat "$md"; fail "$md names no op that moved"; }
 expect "$md" "${slow:0:12}"
 grep -E "^[^ ]+ +regression" "$tmp/slow/log" | head -n 3; grep -E "aten::" "$md" | head -n 5
-echo "python module repository: the docs change passes, the slowdown fails the gate"
+
+echo "== bisect: each step calls its own commit's copy of the module, nothing to build"
+rc=0
+"$build/attnprof" bisect --build-command true --db "$tmp/bisect.db" --work "$tmp/work" \
+  --good "$base" --bad "$slow" attnprof.yaml >"$tmp/bisect.log" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { cat "$tmp/bisect.log"; fail "bisect exited $rc, not 0"; }
+expect "$tmp/bisect.log" "first bad commit: $slow compute the attention twice"
+echo "python module repository: the docs change passes, the slowdown fails the gate and bisects"

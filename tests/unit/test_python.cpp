@@ -65,6 +65,18 @@ TEST_SUITE("kernel::python") {
     CHECK(kernel::absolute_python_kernel("py:m/a.py:f", "/suites/s.yaml") == "py:/suites/m/a.py:f");
   }
 
+  TEST_CASE("another checkout's copy of each module inside the repository, under the case's name") {
+    std::vector<core::Case> cases(4);
+    cases[0].kernel = "py:attn/m.py:A@compile";
+    cases[1].kernel = "py:attn/m.py:A@compile";  // once
+    cases[2].kernel = "py:/elsewhere/x.py:f";    // outside the repository: its own file
+    cases[3].kernel = "sdpa.math";
+    for (auto& c : cases) c.loc.file = "/repo/suites/s.yaml";
+    CHECK(kernel::python_substitutes(cases, "/repo", "/work/tree-3") ==
+          std::vector<std::string>{
+              "--substitute=py:attn/m.py:A@compile=py:/work/tree-3/suites/attn/m.py:A@compile"});
+  }
+
   TEST_CASE("the user's innermost frame in the last stack a dying worker wrote") {
     const std::vector<std::string> segfault = {
         "Fatal Python error: Segmentation fault",
