@@ -97,9 +97,12 @@ std::optional<std::string> Database::resolve(const std::string& ref) {
     return std::nullopt;
   }
   if (ref.empty()) return std::nullopt;
-  // substr instead of LIKE: a ref holding % or _ must match literally.
+  // substr instead of LIKE: a ref holding % or _ must match literally. NOT INDEXED: the ids
+  // as the rows hold them, which list_runs hands out, not the id index's copy of them (which
+  // SQLite would otherwise scan instead, and which damage can make differ).
   sql::Statement st(m_db,
-                    "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT 3");
+                    "SELECT id FROM runs NOT INDEXED WHERE substr(id, 1, length(?1)) = ?1 "
+                    "ORDER BY id LIMIT 3");
   st.bind(1, ref);
   std::vector<std::string> ids;
   while (st.step()) ids.push_back(st.text(0));
@@ -118,8 +121,15 @@ std::optional<RunInfo> Database::find_run(const std::string& ref) {
   auto id = resolve(ref);
   if (!id) return std::nullopt;
   sql::Statement st(m_db, fmt::format("SELECT {} FROM runs r WHERE r.id = ?", kRunColumns));
-  if (!st.bind(1, *id).step()) return std::nullopt;
-  return read_run_info(st);
+  if (st.bind(1, *id).step()) return read_run_info(st);
+  // resolve() reads the rows; this lookup goes through the id's index. A row that has an id the
+  // index lacks is a damaged index (or a run removed in between: then it is gone from the rows
+  // too). Callers trust a resolved id, so this must not read as "no such run".
+  if (resolve(*id) != id) return std::nullopt;
+  throw util::EnvironmentError(fmt::format(
+      "{}: run {} is in table runs but not in its id index: the history is damaged (attnprof "
+      "check --full names the damage); run \"sqlite3 {} REINDEX\" or restore a backup",
+      m_db.path(), *id, m_db.path()));
 }
 
 std::vector<RunInfo> Database::list_runs(const RunFilter& f) {
