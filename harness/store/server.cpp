@@ -29,11 +29,17 @@ namespace q {
 constexpr int kSchemaVersion = 1;
 constexpr const char* has_schema = "SELECT to_regclass('attnprof_schema') IS NOT NULL";
 constexpr const char* schema_version = "SELECT max(version) FROM attnprof_schema";
-// Two first pushes at once: the second waits here, then finds the tables made.
-constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(7308604897068083200)";
+// Two first pushes at once: the second waits here, then finds the tables made. A session
+// lock, taken before the transaction that looks again: a transaction that began before the
+// tables were committed keeps finding their names absent (PostgreSQL reads the catalog
+// through a cache it refreshes when a transaction starts or a table is locked, and an advisory
+// lock is no table), and its CREATE TABLE then fails with "already exists".
+constexpr const char* schema_lock = "SELECT pg_advisory_lock(7308604897068083200)";
+constexpr const char* schema_unlock = "SELECT pg_advisory_unlock(7308604897068083200)";
+// IF NOT EXISTS and the one version row inserted only when absent: made twice, made once.
 constexpr const char* create_schema = R"(
-CREATE TABLE attnprof_schema (version integer NOT NULL);
-CREATE TABLE attnprof_runs (
+CREATE TABLE IF NOT EXISTS attnprof_schema (version integer NOT NULL);
+CREATE TABLE IF NOT EXISTS attnprof_runs (
   id text PRIMARY KEY,
   git_branch text NOT NULL,
   env_fingerprint text NOT NULL,
@@ -41,19 +47,19 @@ CREATE TABLE attnprof_runs (
   pair_id text NOT NULL,
   record text NOT NULL,
   pushed_at timestamptz NOT NULL DEFAULT now());
-CREATE INDEX attnprof_runs_slice ON attnprof_runs (git_branch, env_fingerprint, started_ns);
-CREATE TABLE attnprof_verdicts (
+CREATE INDEX IF NOT EXISTS attnprof_runs_slice ON attnprof_runs (git_branch, env_fingerprint, started_ns);
+CREATE TABLE IF NOT EXISTS attnprof_verdicts (
   run_id text NOT NULL REFERENCES attnprof_runs (id) ON DELETE CASCADE,
   case_key text NOT NULL,
   baseline text NOT NULL,
   record text NOT NULL,
   PRIMARY KEY (run_id, case_key, baseline));
-CREATE TABLE attnprof_ab_rounds (pair_id text PRIMARY KEY, record text NOT NULL);
-CREATE TABLE attnprof_annotations (
+CREATE TABLE IF NOT EXISTS attnprof_ab_rounds (pair_id text PRIMARY KEY, record text NOT NULL);
+CREATE TABLE IF NOT EXISTS attnprof_annotations (
   digest text PRIMARY KEY,
   created_ns bigint NOT NULL,
   record text NOT NULL);
-INSERT INTO attnprof_schema VALUES (1);
+INSERT INTO attnprof_schema SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM attnprof_schema);
 )";
 
 constexpr const char* insert_run =
@@ -95,30 +101,6 @@ constexpr const char* all_annotations =
 
 }  // namespace q
 
-// Whether the server holds attnprof's tables (creating them when `create`); a schema newer than
-// this attnprof's is refused before anything is read or written.
-bool ensure_schema(pg::Connection& s, bool create) {
-  if (s.exec(q::has_schema).text(0, 0) != "t") {
-    if (!create) return false;
-    s.exec("BEGIN");
-    try {
-      s.exec(q::schema_lock);
-      if (s.exec(q::has_schema).text(0, 0) != "t") s.exec(q::create_schema);
-      s.exec("COMMIT");
-    } catch (...) {
-      s.exec("ROLLBACK");
-      throw;
-    }
-  }
-  const int version = std::stoi(s.exec(q::schema_version).text(0, 0));
-  if (version > q::kSchemaVersion)
-    throw util::EnvironmentError(fmt::format(
-        "{}: the server's attnprof schema is version {}, newer than this attnprof's ({}): "
-        "use a newer attnprof",
-        s.name(), version, q::kSchemaVersion));
-  return true;
-}
-
 // BEGIN, `body`, COMMIT (or ROLLBACK when it returns false); a deadlock or serialization
 // failure runs it again, up to five times.
 template <class Body>
@@ -137,6 +119,35 @@ bool in_transaction(pg::Connection& s, Body body) {
       throw;
     }
   }
+}
+
+// Whether the server holds attnprof's tables (creating them when `create`); a schema newer than
+// this attnprof's is refused before anything is read or written.
+bool ensure_schema(pg::Connection& s, bool create) {
+  if (s.exec(q::has_schema).text(0, 0) != "t") {
+    if (!create) return false;
+    s.exec(q::schema_lock);
+    try {
+      in_transaction(s, [&] {
+        if (s.exec(q::has_schema).text(0, 0) != "t") s.exec(q::create_schema);
+        return true;
+      });
+    } catch (...) {
+      try {
+        s.exec(q::schema_unlock);
+      } catch (const pg::Error&) {  // a lost connection took the lock with it; the first
+      }                             // failure is the one to report
+      throw;
+    }
+    s.exec(q::schema_unlock);
+  }
+  const int version = std::stoi(s.exec(q::schema_version).text(0, 0));
+  if (version > q::kSchemaVersion)
+    throw util::EnvironmentError(fmt::format(
+        "{}: the server's attnprof schema is version {}, newer than this attnprof's ({}): "
+        "use a newer attnprof",
+        s.name(), version, q::kSchemaVersion));
+  return true;
 }
 
 struct VerdictRecord {
