@@ -59,7 +59,6 @@ Action setup_push(CLI::App& sub) {
         "{}: {} runs pushed, {} already there, {} conflicting, {} annotations, {} A/B "
         "pairs' rounds\n",
         server.name(), s.runs, s.runs_present, s.conflicts.size(), s.annotations, s.ab_pairs);
-    if (s.conflicts.empty()) return 0;
     std::vector<util::Diagnostic> named;
     for (const auto& c : s.conflicts)
       named.push_back(util::Diagnostic{
@@ -67,6 +66,16 @@ Action setup_push(CLI::App& sub) {
           fmt::format("run {} is on the server with other content ({}): left as it is there, "
                       "and not pushed",
                       c.run_id, c.detail)});
+    if (!s.unreadable.empty()) {
+      // A damaged local history: the readable runs went out, and the exit code (3, which
+      // outranks a conflict's 2) says the push is not whole, as export's does.
+      for (const auto& d : named) fmt::print(stderr, "{}\n", d.to_string());
+      fmt::print(stderr, "attnprof: left out {} run(s) that cannot be read:\n",
+                 s.unreadable.size());
+      for (const auto& why : s.unreadable) fmt::print(stderr, "  {}\n", why);
+      return static_cast<int>(util::exit_environment);
+    }
+    if (named.empty()) return 0;
     throw util::InputError(named);
   };
 }

@@ -33,6 +33,7 @@ struct RunFilter {
   std::string env_fingerprint;                     // prefix; empty: any
   std::optional<std::int64_t> since_ns, until_ns;  // started_ns in [since, until]
   bool complete_only = false;
+  std::vector<std::string> ids;  // exact run ids; empty: any
 };
 
 enum class AnnotationKind { accept, reset, ignore };

@@ -138,10 +138,11 @@ std::vector<RunInfo> Database::list_runs(const RunFilter& f) {
                                       "AND (?3 IS NULL OR r.started_ns >= ?3) "
                                       "AND (?4 IS NULL OR r.started_ns <= ?4) "
                                       "AND (?5 = 0 OR r.status = 'complete') "
+                                      "AND (?6 = '[]' OR r.id IN (SELECT value FROM json_each(?6))) "
                                       "ORDER BY r.started_ns, r.rowid",
                                       kRunColumns));
   st.bind(1, f.branch).bind(2, f.env_fingerprint).bind(3, f.since_ns).bind(4, f.until_ns);
-  st.bind(5, f.complete_only ? 1 : 0);
+  st.bind(5, f.complete_only ? 1 : 0).bind(6, json(f.ids).dump());
   std::vector<RunInfo> out;
   while (st.step()) out.push_back(read_run_info(st));
   return out;

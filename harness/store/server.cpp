@@ -15,6 +15,7 @@
 #include <streambuf>
 
 #include "harness/store/portable.h"
+#include "harness/util/error.h"
 
 namespace attnprof::store {
 
@@ -255,15 +256,13 @@ void add(PushStats& total, const PushStats& s) {
 // its rounds (export writes rounds after every run, annotations last).
 class Pusher {
  public:
-  Pusher(pg::Connection& s, const PushOptions& o)
-      : m_s(s), m_o(o), m_only(o.run_ids.begin(), o.run_ids.end()) {}
+  Pusher(pg::Connection& s, const PushOptions& o) : m_s(s), m_o(o) {}
 
   void line(std::string_view text) {
     if (++m_line == 1) return;  // the header: export_jsonl's own
     const json j = json::parse(text);
     if (j.contains("run")) {
       RunRecord r = run_record(j);
-      if (!m_only.empty() && !m_only.count(r.id)) return;
       if (r.pair_id.empty()) {
         Unit u;
         u.runs.push_back(std::move(r));
@@ -303,7 +302,6 @@ class Pusher {
 
   pg::Connection& m_s;
   const PushOptions& m_o;
-  std::set<std::string> m_only;
   std::map<std::string, Unit> m_pairs;
   PushStats m_stats;
   int m_line = 0;
@@ -389,6 +387,21 @@ constexpr std::size_t kPullBatch = 200;
 }  // namespace
 
 PushStats push(Database& local, pg::Connection& server, const PushOptions& options) {
+  // A run asked for by id that is not here (or not finished) is the user's mistake: refused
+  // before anything is sent, not counted as "0 runs pushed".
+  std::vector<util::Diagnostic> absent;
+  for (const auto& id : options.run_ids) {
+    std::optional<RunInfo> info;
+    if (local.has_run(id)) info = local.find_run(id);  // find_run alone takes prefixes too
+    if (!info)
+      absent.push_back({local.path(), 0, 0, fmt::format("no run {} in this history", id)});
+    else if (info->status != "complete")
+      absent.push_back({local.path(), 0, 0,
+                        fmt::format("run {} is {}: only complete runs are pushed (attnprof run "
+                                    "--resume {} finishes it)",
+                                    id, info->status, id)});
+  }
+  if (!absent.empty()) throw util::InputError(absent);
   ensure_schema(server, true);
   Pusher pusher(server, options);
   LineSink sink(pusher);
@@ -397,8 +410,11 @@ PushStats push(Database& local, pg::Connection& server, const PushOptions& optio
   out.exceptions(std::ios::badbit);
   RunFilter filter = options.filter;
   filter.complete_only = true;
-  export_jsonl(local, out, filter);
-  return pusher.finish();
+  filter.ids = options.run_ids;
+  const PortableStats exported = export_jsonl(local, out, filter);
+  PushStats stats = pusher.finish();
+  stats.unreadable = exported.unreadable;
+  return stats;
 }
 
 PullStats pull(pg::Connection& server, Database& local, const Slice& slice) {

@@ -22,7 +22,9 @@ namespace attnprof::store {
 
 struct PushOptions {
   RunFilter filter;                  // which local runs; only complete ones are pushed
-  std::vector<std::string> run_ids;  // empty: every run the filter takes
+  // Empty: every run the filter takes. Each must be here and complete, else util::InputError
+  // naming it before anything is sent.
+  std::vector<std::string> run_ids;
   // Test seam: called inside each run's transaction just before COMMIT.
   std::function<void()> before_commit;
 };
@@ -36,6 +38,7 @@ struct PushConflict {
 struct PushStats {
   int runs = 0, runs_present = 0, annotations = 0, ab_pairs = 0;
   std::vector<PushConflict> conflicts;  // left out; the rest was pushed
+  std::vector<std::string> unreadable;  // runs the filters take that cannot be read: why each
 };
 
 // Which runs a pull takes: the filter's (branch exact, fingerprint prefix, time window), and of

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # attnprof push and pull where something fails, against a PostgreSQL cluster of this test's
-# own (pg_cluster.sh): 8 concurrent first pushes to an empty server. Needs no worker: the runs
-# come from tests/data/db/v1.db.
+# own (pg_cluster.sh): 8 concurrent first pushes to an empty server, a push that cannot read a
+# run (exit 3 naming it) or is asked for a run that is not there (exit 2). Needs no worker: the
+# runs come from tests/data/db/v1.db.
 #   postgres_failures.sh BUILD_DIR       (BUILD_DIR holds the attnprof executable)
 set -euo pipefail
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -42,5 +43,34 @@ for round in 1 2 3; do
   got="$(psql "$empty" -X -At -c 'SELECT count(*) FROM attnprof_runs' -c 'SELECT count(*) FROM attnprof_schema')"
   [ "$got" = "16"$'\n'"1" ] || fail "round $round: the server holds $got (runs, schema rows), not 16 and 1"
 done
+
+echo "== a push that cannot read a run: the rest pushed, exit 3 naming it"
+damaged="$(sed -n 3p src.jsonl | python3 -c 'import json,sys; print(json.load(sys.stdin)["run"]["id"])')"
+cp src.db bad.db
+python3 - bad.db "$damaged" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE cases SET params = '{bad' WHERE run_id = ?", (sys.argv[2],))
+db.commit()
+PY
+rc push_bad "$attnprof" push --db bad.db --to "$url"
+[ "$push_bad" = 3 ] || { cat push_bad.log; fail "a push that left out a damaged run exited $push_bad"; }
+expect push_bad.log "$url: 4 runs pushed, 0 already there, 0 conflicting"
+expect push_bad.log "attnprof: left out 1 run(s) that cannot be read:"
+expect push_bad.log "  bad.db: table cases, id "
+expect push_bad.log "(run $damaged): column params cannot be read"
+rc push_one "$attnprof" push --db bad.db --to "$url" --run "$damaged"
+[ "$push_one" = 3 ] || { cat push_one.log; fail "push --run of a damaged run exited $push_one"; }
+expect push_one.log "$url: 0 runs pushed, 0 already there, 0 conflicting"
+expect push_one.log "(run $damaged): column params cannot be read"
+[ "$(sql "SELECT count(*) FROM attnprof_runs WHERE id = '$damaged'")" = 0 ] || fail "the damaged run is on the server"
+
+echo "== push --run of a run that is not there: exit 2 naming it, nothing sent"
+before="$(sql 'SELECT count(*) FROM attnprof_runs')"
+rc push_none "$attnprof" push --db src.db --to "$url" --run nosuchrun --run "$damaged"
+[ "$push_none" = 2 ] || { cat push_none.log; fail "push --run nosuchrun exited $push_none"; }
+expect push_none.log "src.db: no run nosuchrun in this history"
+grep -q "runs pushed" push_none.log && fail "push --run nosuchrun pushed"
+[ "$(sql 'SELECT count(*) FROM attnprof_runs')" = "$before" ] || fail "push --run nosuchrun sent runs"
 
 echo "ok"
