@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # attnprof push and pull where something fails, against a PostgreSQL cluster of this test's
-# own (pg_cluster.sh): 8 concurrent first pushes to an empty server, a push that cannot read a
-# run (exit 3 naming it) or is asked for a run that is not there (exit 2). Needs no worker: the
+# own (pg_cluster.sh) and a loopback listener that accepts and never answers: 8 concurrent first
+# pushes to an empty server, a push that cannot read a run (exit 3 naming it) or is asked for a
+# run that is not there (exit 2), connect and statement timeouts (exit 3 naming the timeout,
+# never a hang), and passwords never printed whatever the URL's form. Needs no worker: the
 # runs come from tests/data/db/v1.db.
 #   postgres_failures.sh BUILD_DIR       (BUILD_DIR holds the attnprof executable)
 set -euo pipefail
@@ -73,4 +75,75 @@ expect push_none.log "src.db: no run nosuchrun in this history"
 grep -q "runs pushed" push_none.log && fail "push --run nosuchrun pushed"
 [ "$(sql 'SELECT count(*) FROM attnprof_runs')" = "$before" ] || fail "push --run nosuchrun sent runs"
 
+echo "== a server that accepts and never answers: the connect timeout, exit 3, named"
+python3 - >listener.port <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+print(s.getsockname()[1], flush=True)
+held = []
+while True:
+    held.append(s.accept()[0])  # accepted, never answered
+PY
+listener=$!
+for _ in $(seq 100); do [ -s listener.port ] && break; sleep 0.1; done
+port="$(cat listener.port)"
+silent="postgresql://ci:Pw0rd@127.0.0.1:$port/fleet?connect_timeout=1"
+rc hang_push "$attnprof" push --db src.db --to "$silent"
+rc hang_pull "$attnprof" pull --db pulled.db --from "$silent"
+# Without connect_timeout in the URL: the default's 10 s, not forever.
+rc hang_default "$attnprof" pull --db pulled.db --from "postgresql://ci@127.0.0.1:$port/fleet"
+kill "$listener"
+[ "$hang_default" = 3 ] || { cat hang_default.log; fail "pull with the default timeout exited $hang_default"; }
+expect hang_default.log "timeout expired (no answer within the connect timeout, 10 s; connect_timeout=N in the URL sets it)"
+for v in push pull; do
+  s="hang_$v"
+  [ "${!s}" = 3 ] || { cat "$s.log"; fail "$v against a silent server exited ${!s}"; }
+  expect "$s.log" "attnprof: postgresql://ci:***@127.0.0.1:$port/fleet?connect_timeout=1: cannot connect:"
+  expect "$s.log" "timeout expired (no answer within the connect timeout, 1 s; connect_timeout=N in the URL sets it)"
+  grep -q Pw0rd "$s.log" && fail "$v printed the password"
+done
+
+echo "== a statement that waits: the server's statement timeout; a server that stops: ours"
+mkfifo lock.fifo
+psql "$url" -X -q <lock.fifo >/dev/null 2>&1 &
+lock_pid=$!
+exec 3>lock.fifo
+echo "BEGIN; LOCK TABLE attnprof_runs IN ACCESS EXCLUSIVE MODE;" >&3
+waits() {  # waits APP: the pid of the backend of application APP waiting for a lock
+  sql "SELECT pid FROM pg_stat_activity WHERE application_name = '$1' AND wait_event_type = 'Lock'"
+}
+synth --runs 1 --seed 77 --id-prefix 7117 --out late.jsonl
+"$attnprof" import --db late.db late.jsonl >/dev/null
+rc stmt "$attnprof" push --db late.db \
+  --to "$url&application_name=attnprof-stmt&options=-c%20statement_timeout%3D1500"
+[ "$stmt" = 3 ] || { cat stmt.log; fail "a push past its statement timeout exited $stmt"; }
+expect stmt.log "canceling statement due to statement timeout"
+"$attnprof" push --db late.db --to "$url&application_name=attnprof-stopped&connect_timeout=1&options=-c%20statement_timeout%3D1000" >stopped.log 2>&1 &
+push_pid=$!
+backend=""
+for _ in $(seq 200); do backend="$(waits attnprof-stopped)"; [ -n "$backend" ] && break; sleep 0.05; done
+[ -n "$backend" ] || fail "the push never waited for the lock"
+kill -STOP "$backend"  # its own statement timeout cannot fire now: only the client's can
+s=0; wait "$push_pid" || s=$?
+kill -CONT "$backend"
+echo "ROLLBACK;" >&3
+exec 3>&-
+wait "$lock_pid" || true
+[ "$s" = 3 ] || { cat stopped.log; fail "a push to a stopped server exited $s"; }
+expect stopped.log "no answer from the server within 2000 ms (its statement timeout, 1000 ms, and the connect timeout after it;"
+[ "$(sql "SELECT count(*) FROM attnprof_runs WHERE id LIKE '7117%'")" = 0 ] || fail "a timed-out push stored its run"
+
+echo "== passwords: never printed, whatever the form"
+rc url_v6 "$attnprof" push --db src.db --to 'postgresql://ci:Pw0rd@[::1/fleet'
+[ "$url_v6" = 2 ] || { cat url_v6.log; fail "an unparsable URL exited $url_v6"; }
+expect url_v6.log 'postgresql://ci:***@[::1/fleet'
+rc kv "$attnprof" push --db src.db --to "host=$tmp password=Pw0rd dbname=postgres"
+[ "$kv" = 2 ] || { cat kv.log; fail "a keyword/value string exited $kv"; }
+expect kv.log "host=$tmp password=*** dbname=postgres"
+rc query_pw "$attnprof" pull --db x.db --from "postgresql://ci@127.0.0.1:1/fleet?password=Pw0rd&connect_timeout=1"
+[ "$query_pw" = 3 ] || { cat query_pw.log; fail "a refused connection exited $query_pw"; }
+expect query_pw.log "postgresql://ci@127.0.0.1:1/fleet?password=***&connect_timeout=1: cannot connect:"
+for f in url_v6 kv query_pw; do grep -q Pw0rd "$f.log" && { cat "$f.log"; fail "$f printed the password"; }; done
 echo "ok"
