@@ -178,8 +178,9 @@ class Database {
   std::vector<StoredVerdict> verdicts(const std::string& run_id);
 
   std::vector<RunInfo> prune(const PrunePolicy& policy);  // the runs pruned (or to prune)
-  // Folds another history in: runs, annotations, verdicts, A/B rounds. By path: opened and every
-  // page read (check()) before anything is written here. An open Database: the caller checked it.
+  // Folds another history in: runs, annotations, verdicts, A/B rounds, in one transaction (a
+  // failure part way leaves this file as it was). By path: opened and every page read (check())
+  // before anything is written here. An open Database: the caller checked it.
   MergeStats merge_from(const std::string& other_path);
   MergeStats merge_from(Database& other);
   void vacuum();

@@ -50,6 +50,9 @@ MergeStats Database::merge_from(const std::string& other_path) {
 MergeStats Database::merge_from(Database& other) {
   // Only now, the input found sound: a merge refused for its input leaves the journal mode.
   require_writable("merge into it");
+  // One transaction: a failure part way (this file's damage met by a write, an input's run
+  // that cannot be read) leaves this file as it was, not holding half of the inputs.
+  sql::Transaction tx(m_db);
   MergeStats stats;
   const auto runs = other.list_runs();
   for (const auto& info : runs) {
@@ -79,6 +82,7 @@ MergeStats Database::merge_from(Database& other) {
     write_rounds(pair, rounds);
     ++stats.ab_pairs;
   }
+  tx.commit();
   return stats;
 }
 

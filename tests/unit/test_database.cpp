@@ -384,6 +384,29 @@ TEST_SUITE("store::Database") {
               ": no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB");
   }
 
+  TEST_CASE("a merge that fails part way writes nothing") {
+    TempDir dir;
+    const std::string in = dir.file("in.db"), out_path = dir.file("out.db");
+    std::string second;
+    {
+      auto db = Database::open(in);
+      db.write_run(make_run("first", 100, 1));
+      second = db.write_run(make_run("second", 200, 1));
+      db.write_verdicts(second, {{"k", "unchanged", "history", 1.0, {}, {}, {}, "", 1}});
+      // JSON, so every check passes; not a case, so reading the run fails, after the first.
+      db.connection().exec(
+          fmt::format("UPDATE cases SET params = '{{\"batch\": \"two\"}}' WHERE run_id = '{}'",
+                      second));
+    }
+    auto out = Database::open(out_path);
+    out.write_run(make_run("there", 50, 1));
+    const std::string err = error_of([&] { out.merge_from(in); });
+    CHECK_MESSAGE(err.starts_with(in + ": table cases, id 2 (run " + second + "): column params"),
+                  err);
+    CHECK(count(out, "SELECT count(*) FROM runs") == 1);
+    CHECK(count(out, "SELECT count(*) FROM cases") == 1);
+  }
+
   TEST_CASE("a file that is not a database is reported and left byte for byte as it was") {
     TempDir dir;
     const std::string p = dir.file("h.db");
