@@ -179,8 +179,9 @@ class Database {
 
   std::vector<RunInfo> prune(const PrunePolicy& policy);  // the runs pruned (or to prune)
   // Folds another history in: runs, annotations, verdicts, A/B rounds, in one transaction (a
-  // failure part way leaves this file as it was). By path: opened and every page read (check())
-  // before anything is written here. An open Database: the caller checked it.
+  // failure part way leaves this file as it was). A run id stored here with other content is a
+  // conflict, util::InputError naming both, as import_jsonl's. By path: opened and every page
+  // read (check()) before anything is written here. An open Database: the caller checked it.
   MergeStats merge_from(const std::string& other_path);
   MergeStats merge_from(Database& other);
   void vacuum();

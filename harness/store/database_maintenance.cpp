@@ -6,6 +6,7 @@
 
 #include "harness/store/database.h"
 #include "harness/store/database_rows.h"
+#include "harness/store/portable.h"
 #include "harness/util/error.h"
 
 namespace attnprof::store {
@@ -57,6 +58,14 @@ MergeStats Database::merge_from(Database& other) {
   const auto runs = other.list_runs();
   for (const auto& info : runs) {
     if (has_run(info.id)) {
+      // The same id with other content is two runs claiming one id, as import calls it: a
+      // conflict that neither side may silently win (the transaction takes nothing in).
+      if (auto d = run_difference(*load_run(info.id), *other.load_run(info.id), "the input's"))
+        throw util::InputError(util::Diagnostic{
+            other.path(), 0, 0,
+            fmt::format("run {} is already stored in {} with other content ({}): merge it into "
+                        "another history, or remove one of the two",
+                        info.id, path(), *d)});
       ++stats.runs_present;
     } else {
       write_run(*other.load_run(info.id));

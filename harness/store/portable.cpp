@@ -218,14 +218,11 @@ std::string key_fields(const core::Run& r) {
 // A run id already stored: the same content is already present (importing twice is harmless);
 // other content under that id is two runs claiming one id, and neither may silently win.
 void check_same_run(Database& db, const core::Run& incoming, const ImportSpot& at) {
-  const core::Run stored = *db.load_run(incoming.id);
-  const json have = store::to_json(stored), got = store::to_json(incoming);
-  if (have == got) return;
-  throw at.error(fmt::format(
-      "run {} is already stored with other content (stored: {}; this line: {}; first difference "
-      "at {}): import it into another history, or remove one of the two",
-      incoming.id, key_fields(stored), key_fields(incoming),
-      json::diff(have, got).at(0).at("path").get<std::string>()));
+  if (auto d = run_difference(*db.load_run(incoming.id), incoming, "this line"))
+    throw at.error(fmt::format(
+        "run {} is already stored with other content ({}): import it into another history, or "
+        "remove one of the two",
+        incoming.id, *d));
 }
 
 void write_record(Database& db, const Record& r, PortableStats& stats, const ImportSpot& at) {
@@ -253,6 +250,15 @@ void write_record(Database& db, const Record& r, PortableStats& stats, const Imp
 }
 
 }  // namespace
+
+std::optional<std::string> run_difference(const core::Run& stored, const core::Run& other,
+                                          std::string_view other_name) {
+  const json have = store::to_json(stored), got = store::to_json(other);
+  if (have == got) return std::nullopt;
+  return fmt::format("stored: {}; {}: {}; first difference at {}", key_fields(stored), other_name,
+                     key_fields(other),
+                     json::diff(have, got).at(0).at("path").get<std::string>());
+}
 
 PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& filter) {
   PortableStats stats;

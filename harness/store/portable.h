@@ -8,7 +8,9 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/store/database.h"
@@ -29,5 +31,10 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
 // A run whose id is stored with other content is a conflict: util::InputError naming both
 // contents' key fields, and nothing is imported.
 PortableStats import_jsonl(Database& db, std::istream& in, const std::string& source);
+
+// How two runs of one id differ, as import and merge name a conflict: nullopt when they are the
+// same, else "stored: <key fields>; <other_name>: <key fields>; first difference at /path".
+std::optional<std::string> run_difference(const core::Run& stored, const core::Run& other,
+                                          std::string_view other_name);
 
 }  // namespace attnprof::store

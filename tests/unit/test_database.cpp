@@ -407,6 +407,34 @@ TEST_SUITE("store::Database") {
     CHECK(count(out, "SELECT count(*) FROM cases") == 1);
   }
 
+  TEST_CASE("merge calls a run stored under the same id with other content a conflict") {
+    TempDir dir;
+    auto run = make_run("c0ffee", 100, 1);
+    run.id = "same-id";
+    Database::open(dir.file("out.db")).write_run(run);
+    auto in = Database::open(dir.file("in.db"));
+    in.write_run(make_run("new", 50, 1));
+    run.git_commit = "7ed4d5";
+    in.write_run(run);
+    auto out = Database::open(dir.file("out.db"));
+    CHECK(error_of([&] { out.merge_from(in); }) ==
+          "input: " + dir.file("in.db") + ": run same-id is already stored in " +
+              dir.file("out.db") +
+              " with other content (stored: commit c0ffee, branch main, started "
+              "1970-01-01T00:00:00Z, status complete, 1 cases, environment " +
+              run.env.fingerprint().substr(0, 12) +
+              "; the input's: commit 7ed4d5, branch main, started 1970-01-01T00:00:00Z, status "
+              "complete, 1 cases, environment " +
+              run.env.fingerprint().substr(0, 12) +
+              "; first difference at /git_commit): merge it into another history, or remove one "
+              "of the two");
+    CHECK(count(out, "SELECT count(*) FROM runs") == 1);  // the other run not taken in either
+    run.git_commit = "c0ffee";
+    auto same = Database::open(dir.file("same.db"));
+    same.write_run(run);
+    CHECK(out.merge_from(same).runs_present == 1);
+  }
+
   TEST_CASE("a file that is not a database is reported and left byte for byte as it was") {
     TempDir dir;
     const std::string p = dir.file("h.db");
