@@ -90,7 +90,9 @@ class Database {
   // environments, not every page: damage elsewhere surfaces as SQLite's error when a read
   // reaches it, named like the refusals (exit 3), and check() looks for it on purpose.
   // read_write migrates an older schema in place and refuses a history with a damaged
-  // environment row (new runs would be written against it); the switch to WAL waits for the
+  // environment row (new runs would be written against it), or a case or annotation row that
+  // breaks the schema's constraints or JSON (a writer must not write over damage as if it were
+  // data; this reads every case's row, not their samples); the switch to WAL waits for the
   // first write, so a command that fails before writing leaves the journal mode as it was.
   // read_only never writes the file: an older schema is migrated in a private in-memory copy
   // (upgraded_copy() says what that cost; migrate_in_place() ends it); a WAL-mode file in a
@@ -127,9 +129,11 @@ class Database {
 
   // The whole-file check that open leaves out (it reads every page, so it costs the file's size,
   // not an answer's): PRAGMA quick_check (b-trees, free list, record formats) or, with full,
-  // integrity_check (indexes against their tables too), then every stored environment's fields.
-  // util::EnvironmentError "<path>: damaged (...)" with SQLite's first message. merge runs it on
-  // every input; `attnprof check` on --db.
+  // integrity_check (indexes against their tables too), then every stored environment's fields,
+  // then every row against the schema's CHECK constraints and its JSON columns' syntax (SQLite
+  // checks constraints only on a writable connection). util::EnvironmentError "<path>: damaged
+  // (...)" with SQLite's first message, or naming the row. merge runs it on every input;
+  // `attnprof check` on --db.
   enum class Check { quick, full };
   void check(Check how = Check::quick);
   int opened_at_version() const { return m_opened_at_version; }  // before any migration

@@ -50,22 +50,25 @@ std::string json_reason(const json::exception& e) {
 template <class Read>
 auto from_stored_json(const sql::Connection& db, std::string_view table, std::string_view row,
                       std::string_view column, Read&& read) {
-  auto damaged = [&](std::string_view reason) {
-    return util::EnvironmentError(fmt::format(
-        "{}: table {}, {}: column {} cannot be read ({}); the history is damaged: restore it from "
-        "a backup, or export what is readable and import it into a new one",
-        db.path(), table, row, column, reason));
-  };
   try {
     return read();
   } catch (const json::exception& e) {
-    throw damaged(json_reason(e));
+    throw damaged_row(db, table, row, column, json_reason(e));
   } catch (const FieldError& e) {
-    throw damaged(e.diagnostics()[0].message);
+    throw damaged_row(db, table, row, column, e.diagnostics()[0].message);
   }
 }
 
 }  // namespace
+
+util::EnvironmentError damaged_row(const sql::Connection& db, std::string_view table,
+                                   std::string_view row, std::string_view column,
+                                   std::string_view reason) {
+  return util::EnvironmentError(fmt::format(
+      "{}: table {}, {}: column {} cannot be read ({}); the history is damaged: restore it from "
+      "a backup, or export what is readable and import it into a new one",
+      db.path(), table, row, column, reason));
+}
 
 std::map<std::string, std::string> environment_fields(const sql::Connection& db,
                                                       std::string_view fingerprint,

@@ -710,6 +710,66 @@ TEST_SUITE("store::Database") {
     CHECK(error_of([&] { ro.check(); }) == damaged);
   }
 
+  TEST_CASE("a row that breaks the schema's constraints is damage: writers refuse, check names") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    std::string id;
+    {
+      auto db = Database::open(p);
+      id = db.write_run(make_run("c", 1, 1));
+      db.add_annotation({0, store::AnnotationKind::accept, "*", id, "", "", "ok", "me", 1});
+      db.connection().exec("PRAGMA journal_mode = DELETE");
+    }
+    auto damage = [&](const char* sql) {
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      // How a writer that went around the constraints, or a flipped byte, leaves a row.
+      sqlite3_exec(raw, "PRAGMA ignore_check_constraints = ON", nullptr, nullptr, nullptr);
+      REQUIRE(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    };
+    const std::string then = "; the history is damaged: restore it from a backup, or export what "
+                             "is readable and import it into a new one";
+
+    damage("UPDATE annotations SET kind = 'bogus'");
+    const std::string kind = p +
+                             ": table annotations, id 1: column kind cannot be read (\"bogus\" is "
+                             "not accept, reset or ignore)" +
+                             then;
+    std::string before = read_bytes(p);
+    CHECK(error_of([&] { Database::open(p); }) == kind);  // annotate, compare, prune, merge -o
+    CHECK(read_bytes(p) == before);
+    {
+      auto ro = Database::open(p, Database::Mode::read_only);
+      CHECK(error_of([&] { ro.annotations(); }) == kind);  // was read as "ignore"
+      CHECK(error_of([&] { ro.check(); }) == kind);
+      // SQLite's integrity_check verifies CHECK constraints only on a writable connection,
+      // and check opens the file read-only: the rules are ours to apply.
+      CHECK(error_of([&] { ro.check(Database::Check::full); }) == kind);
+    }
+    damage("UPDATE annotations SET kind = 'accept'");
+
+    damage("UPDATE cases SET params = '{bad'");
+    const std::string params =
+        p + ": table cases, id 1 (run " + id + "): column params cannot be read (not JSON)" + then;
+    before = read_bytes(p);
+    CHECK(error_of([&] { Database::open(p); }) == params);
+    CHECK(read_bytes(p) == before);
+    CHECK(error_of([&] { Database::open(p, Database::Mode::read_only).check(); }) == params);
+    damage("UPDATE cases SET params = (SELECT params FROM cases)");  // a no-op: still damaged
+    CHECK(error_of([&] { Database::open(dir.file("out.db")).merge_from(p); }) == params);
+
+    // The cost rows are a run's many rows: check() reads them, a writer's open does not.
+    auto db = Database::open(dir.file("c.db"));
+    const std::string c_id = db.write_run(make_run("c", 1, 1));
+    db.connection().exec("UPDATE cost_rows SET kernels = '[1,' WHERE op = 'aten::bmm'");
+    CHECK(error_of([&] { db.check(); }) ==
+          dir.file("c.db") +
+              ": table cost_rows, case_id 1 op aten::bmm: column kernels cannot be read (not "
+              "JSON)" +
+              then);
+  }
+
   TEST_CASE("a refused WAL-mode file gets no -wal or -shm beside it") {
     TempDir dir;
     const std::string p = dir.file("h.db");
