@@ -73,6 +73,10 @@ Annotation annotation_from_json(const json& a) {
   return ann;
 }
 
+// The fields of a run record that every export version writes.
+constexpr const char* kRequiredRunFields[] = {"id",         "git_commit", "started_ns", "ended_ns",
+                                              "status",     "env",        "cases"};
+
 // One line of an export, read and checked before anything is written.
 struct Record {
   int line = 0;
@@ -160,6 +164,11 @@ Record record_from_json(const json& j, const ImportSpot& at) {
     }
     if (r.run->id.empty()) throw at.error("run without an id");
     if (j.contains("verdicts")) r.verdicts = read_array(j, "verdicts", verdict_from_json);
+    // What every export writes and a stored run needs (a value of the wrong type is named
+    // above): the reader fills a missing one in (a start in 1970, status "complete"), and a
+    // damaged record would pass for a run.
+    for (const char* key : kRequiredRunFields)
+      if (!j.at("run").contains(key)) throw FieldError(key, "missing").within("run");
   } else if (j.contains("annotation")) {
     try {
       r.annotation = annotation_from_json(j.at("annotation"));
