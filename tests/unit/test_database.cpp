@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -69,42 +71,19 @@ void write_file(const char* path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-// Runs fn in a child process that sees `folder` as read-only media: a read-only bind mount in a
-// user and mount namespace of its own, which needs no privileges (and where root's permission
-// bypass does not help: writes fail with EROFS). Returns what fn returned, or why the child could
-// not set the mount up.
-std::string on_read_only_media(const std::string& folder, const std::function<std::string()>& fn) {
+// Runs fn in a child process and returns what it returned (or the message of what it threw):
+// for what must hold in a process of other privileges than the test's own.
+std::string in_child(const std::function<std::string()>& fn) {
   int fds[2];
   REQUIRE(pipe(fds) == 0);
-  const uid_t uid = geteuid();
-  const gid_t gid = getegid();
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
     std::string out;
-    struct statvfs vfs {};
-    statvfs(folder.c_str(), &vfs);
-    // A remount must keep the flags the parent's mount locks (nosuid, nodev, noexec).
-    unsigned long keep = 0;
-    if (vfs.f_flag & ST_NOSUID) keep |= MS_NOSUID;
-    if (vfs.f_flag & ST_NODEV) keep |= MS_NODEV;
-    if (vfs.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
-      out = std::string("unshare: ") + std::strerror(errno);
-    } else {
-      write_file("/proc/self/setgroups", "deny");
-      write_file("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
-      write_file("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
-      if (mount(folder.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
-          mount(nullptr, folder.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep,
-                nullptr) != 0)
-        out = std::string("mount: ") + std::strerror(errno);
-      else
-        try {
-          out = fn();
-        } catch (const std::exception& e) {
-          out = e.what();
-        }
+    try {
+      out = fn();
+    } catch (const std::exception& e) {
+      out = e.what();
     }
     for (std::size_t at = 0; at < out.size();) {
       const ssize_t n = write(fds[1], out.data() + at, out.size() - at);
@@ -121,6 +100,48 @@ std::string on_read_only_media(const std::string& folder, const std::function<st
   int status = 0;
   waitpid(pid, &status, 0);
   return got;
+}
+
+// Runs fn in a child process that sees `folder` as read-only media: a read-only bind mount in a
+// user and mount namespace of its own, which needs no privileges (and where root's permission
+// bypass does not help: writes fail with EROFS). Returns what fn returned, or why the child could
+// not set the mount up.
+std::string on_read_only_media(const std::string& folder, const std::function<std::string()>& fn) {
+  const uid_t uid = geteuid();
+  const gid_t gid = getegid();
+  return in_child([&]() -> std::string {
+    struct statvfs vfs {};
+    statvfs(folder.c_str(), &vfs);
+    // A remount must keep the flags the parent's mount locks (nosuid, nodev, noexec).
+    unsigned long keep = 0;
+    if (vfs.f_flag & ST_NOSUID) keep |= MS_NOSUID;
+    if (vfs.f_flag & ST_NODEV) keep |= MS_NODEV;
+    if (vfs.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+      return std::string("unshare: ") + std::strerror(errno);
+    write_file("/proc/self/setgroups", "deny");
+    write_file("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
+    write_file("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+    if (mount(folder.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+        mount(nullptr, folder.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep,
+              nullptr) != 0)
+      return std::string("mount: ") + std::strerror(errno);
+    return fn();
+  });
+}
+
+// Runs fn as the test's own user, or as root (whom file permissions do not bind: CI runs as
+// root) in a child process that has become nobody.
+std::string bound_by_permissions(const std::function<std::string()>& fn) {
+  if (geteuid() != 0) return fn();
+  return in_child([&]() -> std::string {
+    const passwd* nobody = getpwnam("nobody");
+    const uid_t uid = nobody ? nobody->pw_uid : 65534;
+    const gid_t gid = nobody ? nobody->pw_gid : 65534;
+    if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
+      return std::string("cannot become nobody: ") + std::strerror(errno);
+    return fn();
+  });
 }
 
 }  // namespace
@@ -1014,15 +1035,15 @@ TEST_SUITE("store::Database") {
   }
 
   TEST_CASE("a file without write permission is reported as read-only") {
-    if (geteuid() == 0) {
-      MESSAGE("skipped: root ignores file permissions");
-      return;
-    }
     TempDir dir;
     const std::string p = dir.file("h.db");
     Database::open(p).write_run(make_run("c", 1));
-    std::filesystem::permissions(p, std::filesystem::perms::owner_read);
-    CHECK(error_of([&] { Database::open(p); }) ==
+    namespace fs = std::filesystem;
+    // Readable by all, writable by none; its folder open to all (as the user's own folder is
+    // to them), so that only the file's permission is in the way.
+    fs::permissions(p, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    fs::permissions(dir.path, fs::perms::all);
+    CHECK(bound_by_permissions([&] { return error_of([&] { Database::open(p); }); }) ==
           p + ": database is read-only; check the file's and its folder's permissions, or pass a "
               "writable --db");
   }
