@@ -203,8 +203,8 @@ constexpr RowRule kRowRules[] = {
      "kernels IS NOT NULL AND NOT json_valid(kernels)", "'not JSON'", true},
     {"cost_rows", "kernels", "'case_id ' || case_id || ' op ' || op", "NOT json_valid(kernels)",
      "'not JSON'", false},
-    {"cost_rows", "kernel_ns", "'case_id ' || case_id || ' op ' || op",
-     "NOT json_valid(kernel_ns)", "'not JSON'", false},
+    {"cost_rows", "kernel_ns", "'case_id ' || case_id || ' op ' || op", "NOT json_valid(kernel_ns)",
+     "'not JSON'", false},
 };
 
 // Every row against kRowRules (with `all` false only the small tables', which a writer checks
@@ -215,8 +215,8 @@ void check_rows(sql::Connection& db, bool all) {
     if (!r.small && !all) continue;
     sql::Statement has(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
     if (!has.bind(1, r.table).bind(2, r.column).step()) continue;
-    sql::Statement st(db, fmt::format("SELECT {}, {} FROM {} WHERE {} LIMIT 1", r.row, r.reason,
-                                      r.table, r.bad));
+    sql::Statement st(
+        db, fmt::format("SELECT {}, {} FROM {} WHERE {} LIMIT 1", r.row, r.reason, r.table, r.bad));
     if (st.step()) throw damaged_row(db, r.table, st.text(0), r.column, st.text(1));
   }
 }

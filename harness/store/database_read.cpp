@@ -136,14 +136,15 @@ std::optional<RunInfo> Database::find_run(const std::string& ref) {
 }
 
 std::vector<RunInfo> Database::list_runs(const RunFilter& f) {
-  sql::Statement st(m_db, fmt::format("SELECT {} FROM runs r WHERE (?1 = '' OR r.git_branch = ?1) "
-                                      "AND substr(r.env_fingerprint, 1, length(?2)) = ?2 "
-                                      "AND (?3 IS NULL OR r.started_ns >= ?3) "
-                                      "AND (?4 IS NULL OR r.started_ns <= ?4) "
-                                      "AND (?5 = 0 OR r.status = 'complete') "
-                                      "AND (?6 = '[]' OR r.id IN (SELECT value FROM json_each(?6))) "
-                                      "ORDER BY r.started_ns, r.rowid",
-                                      kRunColumns));
+  sql::Statement st(m_db,
+                    fmt::format("SELECT {} FROM runs r WHERE (?1 = '' OR r.git_branch = ?1) "
+                                "AND substr(r.env_fingerprint, 1, length(?2)) = ?2 "
+                                "AND (?3 IS NULL OR r.started_ns >= ?3) "
+                                "AND (?4 IS NULL OR r.started_ns <= ?4) "
+                                "AND (?5 = 0 OR r.status = 'complete') "
+                                "AND (?6 = '[]' OR r.id IN (SELECT value FROM json_each(?6))) "
+                                "ORDER BY r.started_ns, r.rowid",
+                                kRunColumns));
   st.bind(1, f.branch).bind(2, f.env_fingerprint).bind(3, f.since_ns).bind(4, f.until_ns);
   st.bind(5, f.complete_only ? 1 : 0).bind(6, json(f.ids).dump());
   std::vector<RunInfo> out;

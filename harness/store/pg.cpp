@@ -94,8 +94,7 @@ std::string redacted(std::string message, const std::string& conninfo) {
     if (secret.size() >= 2 && secret.front() == '\'' && secret.back() == '\'')
       secret = secret.substr(1, secret.size() - 2);
     if (secret.empty() || secret == "***") continue;
-    for (auto at = message.find(secret); at != std::string::npos;
-         at = message.find(secret, at + 3))
+    for (auto at = message.find(secret); at != std::string::npos; at = message.find(secret, at + 3))
       message.replace(at, secret.size(), "***");
   }
   return message;

@@ -47,7 +47,7 @@ using Param = std::optional<std::string>;  // nullopt binds NULL
 // a job seconds, not its whole CI timeout.
 struct Settings {
   std::vector<std::pair<std::string, std::string>> parameters;  // libpq keyword, value
-  int connect_timeout_s = 10;         // ?connect_timeout=N overrides
+  int connect_timeout_s = 10;                                   // ?connect_timeout=N overrides
   long statement_timeout_ms = 300000;  // ?options=-c%20statement_timeout%3DN overrides
 };
 // util::InputError (naming the URL, masked) when libpq cannot parse it.

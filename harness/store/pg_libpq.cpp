@@ -96,9 +96,10 @@ Connection Connection::open(const std::string& url) {
     PQfinish(conn);
     // libpq says only "timeout expired": which timeout, and where it is set.
     if (why.find("timeout expired") != std::string::npos)
-      why += fmt::format(" (no answer within the connect timeout, {} s; connect_timeout=N in the "
-                         "URL sets it)",
-                         s.connect_timeout_s);
+      why += fmt::format(
+          " (no answer within the connect timeout, {} s; connect_timeout=N in the "
+          "URL sets it)",
+          s.connect_timeout_s);
     throw Error(fmt::format("{}: cannot connect: {}", name, why), "");
   }
   // Notices ("relation already exists, skipping") are not for the user's log.
@@ -175,8 +176,7 @@ Rows Connection::exec(std::string_view sql, const std::vector<Param>& params) {
   out.rows.resize(n);
   for (int r = 0; r < n; ++r)
     for (int c = 0; c < cols; ++c)
-      out.rows[r].push_back(PQgetisnull(last, r, c) ? std::nullopt
-                                                    : Param(PQgetvalue(last, r, c)));
+      out.rows[r].push_back(PQgetisnull(last, r, c) ? std::nullopt : Param(PQgetvalue(last, r, c)));
   PQclear(last);
   return out;
 }

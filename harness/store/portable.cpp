@@ -74,8 +74,8 @@ Annotation annotation_from_json(const json& a) {
 }
 
 // The fields of a run record that every export version writes.
-constexpr const char* kRequiredRunFields[] = {"id",         "git_commit", "started_ns", "ended_ns",
-                                              "status",     "env",        "cases"};
+constexpr const char* kRequiredRunFields[] = {"id",     "git_commit", "started_ns", "ended_ns",
+                                              "status", "env",        "cases"};
 
 // One line of an export, read and checked before anything is written.
 struct Record {
@@ -265,8 +265,7 @@ std::optional<std::string> run_difference(const core::Run& stored, const core::R
   const json have = store::to_json(stored), got = store::to_json(other);
   if (have == got) return std::nullopt;
   return fmt::format("stored: {}; {}: {}; first difference at {}", key_fields(stored), other_name,
-                     key_fields(other),
-                     json::diff(have, got).at(0).at("path").get<std::string>());
+                     key_fields(other), json::diff(have, got).at(0).at("path").get<std::string>());
 }
 
 PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& filter) {

@@ -21,7 +21,7 @@
 namespace attnprof::store {
 
 struct PushOptions {
-  RunFilter filter;                  // which local runs; only complete ones are pushed
+  RunFilter filter;  // which local runs; only complete ones are pushed
   // Empty: every run the filter takes. Each must be here and complete, else util::InputError
   // naming it before anything is sent.
   std::vector<std::string> run_ids;

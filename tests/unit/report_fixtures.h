@@ -10,8 +10,8 @@
 #include <iterator>
 #include <string>
 
-#include "harness/report/verdicts.h"
 #include "golden.h"
+#include "harness/report/verdicts.h"
 
 namespace attnprof::testing {
 

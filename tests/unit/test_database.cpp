@@ -2,11 +2,11 @@
 // foreign or locked files refused untouched; concurrent writers and kill -9 lose no run.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
-#include <grp.h>
-#include <pwd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -123,8 +123,8 @@ std::string on_read_only_media(const std::string& folder, const std::function<st
     write_file("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
     write_file("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
     if (mount(folder.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
-        mount(nullptr, folder.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep,
-              nullptr) != 0)
+        mount(nullptr, folder.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, nullptr) !=
+            0)
       return std::string("mount: ") + std::strerror(errno);
     return fn();
   });
@@ -415,9 +415,8 @@ TEST_SUITE("store::Database") {
       second = db.write_run(make_run("second", 200, 1));
       db.write_verdicts(second, {{"k", "unchanged", "history", 1.0, {}, {}, {}, "", 1}});
       // JSON, so every check passes; not a case, so reading the run fails, after the first.
-      db.connection().exec(
-          fmt::format("UPDATE cases SET params = '{{\"batch\": \"two\"}}' WHERE run_id = '{}'",
-                      second));
+      db.connection().exec(fmt::format(
+          "UPDATE cases SET params = '{{\"batch\": \"two\"}}' WHERE run_id = '{}'", second));
     }
     auto out = Database::open(out_path);
     out.write_run(make_run("there", 50, 1));
@@ -749,8 +748,9 @@ TEST_SUITE("store::Database") {
       REQUIRE(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
       sqlite3_close(raw);
     };
-    const std::string then = "; the history is damaged: restore it from a backup, or export what "
-                             "is readable and import it into a new one";
+    const std::string then =
+        "; the history is damaged: restore it from a backup, or export what "
+        "is readable and import it into a new one";
 
     damage("UPDATE annotations SET kind = 'bogus'");
     const std::string kind = p +

@@ -5,12 +5,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "golden.h"
 #include "harness/gate/paired.h"
 #include "harness/store/database.h"
 #include "harness/store/history.h"
 #include "harness/store/schema.h"
 #include "harness/util/error.h"
-#include "golden.h"
 #include "store_fixtures.h"
 
 using namespace attnprof;

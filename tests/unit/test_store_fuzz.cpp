@@ -232,8 +232,8 @@ TEST_SUITE("store fuzz") {
     }
     std::string summary;
     for (const auto& [c, n] : per_category) {
-      summary += fmt::format("{}: {} ({} refused, {} found later); ", c, n,
-                             refused_per_category[c], found_per_category[c]);
+      summary += fmt::format("{}: {} ({} refused, {} found later); ", c, n, refused_per_category[c],
+                             found_per_category[c]);
       // Each kind of damage (but bytes past the end) is met somewhere: an open that took every
       // damaged file, and a check that found nothing, fail here.
       if (c != "garbage appended" && n >= 5)
