@@ -33,7 +33,7 @@ store::pg::Connection connect_server(const std::string& url, const char* flag) {
 
 store::RunFilter to_run_filter(const HistoryFilterText& text) {
   const store::HistoryFilter f = to_filter(text);
-  return store::RunFilter{f.branch, f.env_fingerprint, f.since_ns, f.until_ns, false};
+  return store::RunFilter{f.branch, f.env_fingerprint, f.since_ns, f.until_ns, false, {}};
 }
 
 Action setup_push(CLI::App& sub) {
