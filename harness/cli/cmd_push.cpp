@@ -52,8 +52,10 @@ Action setup_push(CLI::App& sub) {
     store::PushOptions options;
     options.filter = to_run_filter(o->filter);
     options.run_ids = o->runs;
-    auto server = connect_server(o->url, "--to");
     auto db = open_history(o->db, store::Database::Mode::read_only);
+    // A --run this history lacks is named whether or not the server answers.
+    store::check_pushable(db, o->runs);
+    auto server = connect_server(o->url, "--to");
     const store::PushStats s = store::push(db, server, options);
     fmt::print(
         "{}: {} runs pushed, {} already there, {} conflicting, {} annotations, {} A/B "

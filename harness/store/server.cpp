@@ -386,11 +386,11 @@ constexpr std::size_t kPullBatch = 200;
 
 }  // namespace
 
-PushStats push(Database& local, pg::Connection& server, const PushOptions& options) {
+void check_pushable(Database& local, const std::vector<std::string>& run_ids) {
   // A run asked for by id that is not here (or not finished) is the user's mistake: refused
   // before anything is sent, not counted as "0 runs pushed".
   std::vector<util::Diagnostic> absent;
-  for (const auto& id : options.run_ids) {
+  for (const auto& id : run_ids) {
     std::optional<RunInfo> info;
     if (local.has_run(id)) info = local.find_run(id);  // find_run alone takes prefixes too
     if (!info)
@@ -402,6 +402,10 @@ PushStats push(Database& local, pg::Connection& server, const PushOptions& optio
                                     id, info->status, id)});
   }
   if (!absent.empty()) throw util::InputError(absent);
+}
+
+PushStats push(Database& local, pg::Connection& server, const PushOptions& options) {
+  check_pushable(local, options.run_ids);
   ensure_schema(server, true);
   Pusher pusher(server, options);
   LineSink sink(pusher);

@@ -54,6 +54,9 @@ struct PullStats {
   int annotations = 0, ab_pairs = 0;
 };
 
+// Each of `run_ids` held by `local` and complete, else util::InputError naming each that is not:
+// what push checks first, and a caller may check before it connects.
+void check_pushable(Database& local, const std::vector<std::string>& run_ids);
 PushStats push(Database& local, pg::Connection& server, const PushOptions& options);
 PullStats pull(pg::Connection& server, Database& local, const Slice& slice);
 

@@ -74,6 +74,9 @@ rc push_none "$attnprof" push --db src.db --to "$url" --run nosuchrun --run "$da
 expect push_none.log "src.db: no run nosuchrun in this history"
 grep -q "runs pushed" push_none.log && fail "push --run nosuchrun pushed"
 [ "$(sql 'SELECT count(*) FROM attnprof_runs')" = "$before" ] || fail "push --run nosuchrun sent runs"
+rc push_none_away "$attnprof" push --db src.db --to "postgresql:///postgres?host=$tmp/nowhere" --run nosuchrun
+[ "$push_none_away" = 2 ] || { cat push_none_away.log; fail "push --run nosuchrun, no server, exited $push_none_away"; }
+expect push_none_away.log "src.db: no run nosuchrun in this history"
 
 echo "== a server that accepts and never answers: the connect timeout, exit 3, named"
 python3 - >listener.port <<'PY' &
