@@ -80,7 +80,7 @@ class Connection {
   std::string m_name;
   pg_conn* m_conn = nullptr;
   long m_statement_timeout_ms = 0;
-  long m_wait_ms = 0;    // how long a statement's answer is waited for
+  long m_wait_ms = 0;    // how long a statement's answer is waited for; -1: no bound
   std::string m_broken;  // why the connection is unusable (an answer never came): every exec's
 };
 

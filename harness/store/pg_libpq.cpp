@@ -107,9 +107,12 @@ Connection Connection::open(const std::string& url) {
       conn, [](void*, const char*) {}, nullptr);
   Connection c(name, conn);
   // The server ends a statement after statement_timeout; a server that stops answering
-  // altogether (a hung host, a lost network) is bounded here, a little later.
+  // altogether (a hung host, a lost network) is bounded here, a little later. A URL that turns
+  // the statement timeout off (0) asked for no bound, here either.
   c.m_statement_timeout_ms = s.statement_timeout_ms;
-  c.m_wait_ms = s.statement_timeout_ms + 1000L * std::max(s.connect_timeout_s, 1);
+  c.m_wait_ms = s.statement_timeout_ms <= 0
+                    ? -1
+                    : s.statement_timeout_ms + 1000L * std::max(s.connect_timeout_s, 1);
   return c;
 }
 
@@ -137,7 +140,9 @@ Rows Connection::exec(std::string_view sql, const std::vector<Param>& params) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       pollfd fd{PQsocket(m_conn), POLLIN, 0};
-      const int ready = left.count() > 0 ? poll(&fd, 1, static_cast<int>(left.count())) : 0;
+      const int ready = m_wait_ms < 0      ? poll(&fd, 1, -1)
+                        : left.count() > 0 ? poll(&fd, 1, static_cast<int>(left.count()))
+                                           : 0;
       if (ready == 0) {
         PQclear(failed);
         PQclear(last);

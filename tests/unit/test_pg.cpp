@@ -59,6 +59,9 @@ TEST_SUITE("store::pg") {
     CHECK(get(o, "options") == "-c statement_timeout=2s -c x=y");
     CHECK(o.connect_timeout_s == 3);
     CHECK(o.statement_timeout_ms == 2000);
+    // 0 turns the server's statement timeout off, and with it the client's bound.
+    CHECK(store::pg::settings("postgresql://h/db?options=-c%20statement_timeout%3D0")
+              .statement_timeout_ms == 0);
     const auto k = store::pg::settings("host=/tmp options='-c search_path=a'");
     CHECK(get(k, "options") == "-c search_path=a -c statement_timeout=300000");
     try {
