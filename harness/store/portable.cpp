@@ -258,6 +258,20 @@ void write_record(Database& db, const Record& r, PortableStats& stats, const Imp
   }
 }
 
+// A line of the export as text. A stored text that is not UTF-8 (a flipped byte) cannot be
+// JSON: util::EnvironmentError naming the record, as a damaged row is named, not an internal
+// error (nor the bytes replaced, which would pass the damage on as data).
+std::string line_text(Database& db, const json& line, const std::string& what) {
+  try {
+    return line.dump();
+  } catch (const json::type_error& e) {
+    throw util::EnvironmentError(fmt::format(
+        "{}: {} holds text that is not UTF-8 ({}); the history is damaged: restore it from a "
+        "backup, or export what is readable and import it into a new one",
+        db.path(), what, e.what()));
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> run_difference(const core::Run& stored, const core::Run& other,
@@ -283,9 +297,14 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
              .dump()
       << "\n";
   for (const auto& info : runs) {
-    std::optional<core::Run> run;
+    std::string text;
     try {
-      run = db.load_run(info.id);
+      const std::optional<core::Run> run = db.load_run(info.id);
+      json line = {{"run", to_json(*run)}};
+      json vs = json::array();
+      for (const auto& v : db.verdicts(info.id)) vs.push_back(to_json(v));
+      if (!vs.empty()) line["verdicts"] = vs;
+      text = line_text(db, line, fmt::format("run {}", info.id));
     } catch (const sql::BusyError&) {
       throw;
     } catch (const util::EnvironmentError& e) {
@@ -293,30 +312,29 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
       stats.unreadable.push_back(e.what());
       continue;
     }
-    json line = {{"run", to_json(*run)}};
-    json vs = json::array();
-    for (const auto& v : db.verdicts(info.id)) vs.push_back(to_json(v));
-    if (!vs.empty()) line["verdicts"] = vs;
-    out << line.dump() << "\n";
+    out << text << "\n";
     ++stats.runs;
   }
   for (const auto& [pair, rounds] : pairs) {
     json rs = json::array();
     for (const auto& r : rounds) rs.push_back(to_json(r));
-    out << json{{"ab_rounds", {{"pair", pair}, {"rounds", rs}}}}.dump() << "\n";
+    out << line_text(db, json{{"ab_rounds", {{"pair", pair}, {"rounds", rs}}}},
+                     fmt::format("A/B pair {}", pair))
+        << "\n";
     ++stats.ab_pairs;
   }
   for (const auto& a : db.annotations()) {
-    out << json{{"annotation",
-                 {{"kind", to_string(a.kind)},
-                  {"case_glob", a.case_glob},
-                  {"run", a.run_id},
-                  {"branch", a.git_branch},
-                  {"env", a.env_fingerprint},
-                  {"reason", a.reason},
-                  {"author", a.author},
-                  {"created_ns", a.created_ns}}}}
-               .dump()
+    out << line_text(db,
+                     json{{"annotation",
+                           {{"kind", to_string(a.kind)},
+                            {"case_glob", a.case_glob},
+                            {"run", a.run_id},
+                            {"branch", a.git_branch},
+                            {"env", a.env_fingerprint},
+                            {"reason", a.reason},
+                            {"author", a.author},
+                            {"created_ns", a.created_ns}}}},
+                     fmt::format("annotation {}", a.id))
         << "\n";
     ++stats.annotations;
   }

@@ -249,6 +249,26 @@ TEST_SUITE("store::portable") {
     CHECK(import_error(db, text) == "no error");
   }
 
+  TEST_CASE("export of a stored text that is not UTF-8 names its run and writes the rest") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    auto db = Database::open(p);
+    db.write_run(make_run("good", 1, 1));
+    const std::string bad = db.write_run(make_run("bad", 2, 1));
+    // A flipped byte in a text column; JSON cannot hold it, and dump() threw past export.
+    db.connection().exec("UPDATE runs SET git_commit = CAST(X'6261ff64' AS TEXT) WHERE id = '" +
+                         bad + "'");
+    std::ostringstream out;
+    const store::PortableStats s = store::export_jsonl(db, out);
+    CHECK(s.runs == 1);
+    REQUIRE(s.unreadable.size() == 1);
+    CHECK(s.unreadable[0] ==
+          p + ": run " + bad +
+              " holds text that is not UTF-8 ([json.exception.type_error.316] invalid UTF-8 byte "
+              "at index 2: 0xFF); the history is damaged: restore it from a backup, or export "
+              "what is readable and import it into a new one");
+  }
+
   TEST_CASE("a damaged line adds nothing, not even the good lines before it") {
     TempDir src_dir;
     auto src = Database::open(src_dir.file("src.db"));
