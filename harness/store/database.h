@@ -167,6 +167,10 @@ class Database {
   // "latest" (newest complete run), a full id or a unique id prefix. nullopt when absent;
   // util::InputError when a prefix is ambiguous.
   std::optional<core::Run> load_run(const std::string& ref);
+  // A run by the id a listing (list_runs, has_run) just gave: one that cannot be read back by
+  // it is damage (an id that a damaged record or index holds differently), util::
+  // EnvironmentError naming it, never an empty result.
+  core::Run load_listed_run(const std::string& id);
   // One case of a run (its full id) without samples, summary and cost rows: status, backend,
   // kernels, error, reference, metrics; what a history baseline's findings read. nullopt when
   // the run has no such case.

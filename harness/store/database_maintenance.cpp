@@ -60,7 +60,8 @@ MergeStats Database::merge_from(Database& other) {
     if (has_run(info.id)) {
       // The same id with other content is two runs claiming one id, as import calls it: a
       // conflict that neither side may silently win (the transaction takes nothing in).
-      if (auto d = run_difference(*load_run(info.id), *other.load_run(info.id), "the input's"))
+      if (auto d = run_difference(load_listed_run(info.id), other.load_listed_run(info.id),
+                                  "the input's"))
         throw util::InputError(util::Diagnostic{
             other.path(), 0, 0,
             fmt::format("run {} is already stored in {} with other content ({}): merge it into "
@@ -68,7 +69,7 @@ MergeStats Database::merge_from(Database& other) {
                         info.id, path(), *d)});
       ++stats.runs_present;
     } else {
-      write_run(*other.load_run(info.id));
+      write_run(other.load_listed_run(info.id));
       ++stats.runs_added;
     }
     auto vs = other.verdicts(info.id);

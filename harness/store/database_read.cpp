@@ -321,6 +321,15 @@ std::optional<core::CaseResult> Database::load_case(const std::string& run_id,
   return std::move(run.cases[0]);
 }
 
+core::Run Database::load_listed_run(const std::string& id) {
+  if (auto run = load_run(id)) return std::move(*run);
+  throw util::EnvironmentError(fmt::format(
+      "{}: run {} is listed but cannot be read back by its id: the history is damaged (attnprof "
+      "check --full names the damage); restore it from a backup, or export what is readable and "
+      "import it into a new one",
+      m_db.path(), json(id).dump(-1, ' ', false, json::error_handler_t::replace)));
+}
+
 std::optional<core::Run> Database::load_run(const std::string& ref) {
   auto info = find_run(ref);
   if (!info) return std::nullopt;

@@ -227,7 +227,7 @@ std::string key_fields(const core::Run& r) {
 // A run id already stored: the same content is already present (importing twice is harmless);
 // other content under that id is two runs claiming one id, and neither may silently win.
 void check_same_run(Database& db, const core::Run& incoming, const ImportSpot& at) {
-  if (auto d = run_difference(*db.load_run(incoming.id), incoming, "this line"))
+  if (auto d = run_difference(db.load_listed_run(incoming.id), incoming, "this line"))
     throw at.error(fmt::format(
         "run {} is already stored with other content ({}): import it into another history, or "
         "remove one of the two",
@@ -299,8 +299,7 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
   for (const auto& info : runs) {
     std::string text;
     try {
-      const std::optional<core::Run> run = db.load_run(info.id);
-      json line = {{"run", to_json(*run)}};
+      json line = {{"run", to_json(db.load_listed_run(info.id))}};
       json vs = json::array();
       for (const auto& v : db.verdicts(info.id)) vs.push_back(to_json(v));
       if (!vs.empty()) line["verdicts"] = vs;

@@ -910,6 +910,37 @@ TEST_SUITE("store::Database") {
     CHECK(error_of([&] { Database::open(dir.file("out.db")).merge_from(p); }) == named);
   }
 
+  TEST_CASE("a listed run that cannot be read back by its id is named, never a crash") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    {
+      auto db = Database::open(p);
+      db.write_run(make_run("c", 1, 1, 3));
+      db.write_run(make_run("c", 2, 1, 3));
+    }
+    {
+      // A NUL inside the id, as a damaged record can hold: SQL's length() stops at it, so a
+      // lookup by the id found nothing and export dereferenced the empty result (found by the
+      // store's fuzz target).
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      REQUIRE(sqlite3_exec(raw, "UPDATE runs SET id = 'ab' || char(0) || 'cd' WHERE started_ns = 2",
+                           nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    const std::string named = p +
+                              ": run \"ab\\u0000cd\" is listed but cannot be read back by its id: "
+                              "the history is damaged (attnprof check --full names the damage); "
+                              "restore it from a backup, or export what is readable and import it "
+                              "into a new one";
+    auto db = Database::open(p, Database::Mode::read_only);
+    std::ostringstream out;
+    const store::PortableStats s = store::export_jsonl(db, out);
+    CHECK(s.runs == 1);
+    CHECK(s.unreadable == std::vector<std::string>{named});
+    CHECK(error_of([&] { Database::open(dir.file("out.db")).merge_from(db); }) == named);
+  }
+
   TEST_CASE("a database with a corrupt page is reported when read, not silently returned") {
     TempDir dir;
     const std::string p = dir.file("h.db");
