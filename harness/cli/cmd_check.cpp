@@ -1,6 +1,7 @@
 // attnprof check: the whole-file check that other commands leave out (they read what they
-// answer, not every page): PRAGMA quick_check, or integrity_check with --full, and the stored
-// environments. Exit 0 when sound, 3 when damaged, naming the file and SQLite's first message.
+// answer, not every page): PRAGMA quick_check, or integrity_check with --full, the stored
+// environments, and every row against the schema's constraints and JSON columns. Exit 0 when
+// sound, 3 when damaged, naming the file and SQLite's first message or the row.
 #include <fmt/format.h>
 
 #include <memory>

@@ -25,7 +25,7 @@ Action setup_export(CLI::App& sub) {
   add_run_filters(sub, o->filter);  // the same --branch, --since, --until, --env as history
   return [o] {
     auto f = to_filter(o->filter);
-    store::RunFilter rf{f.branch, f.env_fingerprint, f.since_ns, f.until_ns, false};
+    store::RunFilter rf{f.branch, f.env_fingerprint, f.since_ns, f.until_ns, false, {}};
     auto db = open_history(o->db, store::Database::Mode::read_only);
     store::PortableStats s;
     if (o->output == "-") {

@@ -33,7 +33,7 @@ store::pg::Connection connect_server(const std::string& url, const char* flag) {
 
 store::RunFilter to_run_filter(const HistoryFilterText& text) {
   const store::HistoryFilter f = to_filter(text);
-  return store::RunFilter{f.branch, f.env_fingerprint, f.since_ns, f.until_ns, false};
+  return store::RunFilter{f.branch, f.env_fingerprint, f.since_ns, f.until_ns, false, {}};
 }
 
 Action setup_push(CLI::App& sub) {
@@ -52,14 +52,15 @@ Action setup_push(CLI::App& sub) {
     store::PushOptions options;
     options.filter = to_run_filter(o->filter);
     options.run_ids = o->runs;
-    auto server = connect_server(o->url, "--to");
     auto db = open_history(o->db, store::Database::Mode::read_only);
+    // A --run this history lacks is named whether or not the server answers.
+    store::check_pushable(db, o->runs);
+    auto server = connect_server(o->url, "--to");
     const store::PushStats s = store::push(db, server, options);
     fmt::print(
         "{}: {} runs pushed, {} already there, {} conflicting, {} annotations, {} A/B "
         "pairs' rounds\n",
         server.name(), s.runs, s.runs_present, s.conflicts.size(), s.annotations, s.ab_pairs);
-    if (s.conflicts.empty()) return 0;
     std::vector<util::Diagnostic> named;
     for (const auto& c : s.conflicts)
       named.push_back(util::Diagnostic{
@@ -67,6 +68,16 @@ Action setup_push(CLI::App& sub) {
           fmt::format("run {} is on the server with other content ({}): left as it is there, "
                       "and not pushed",
                       c.run_id, c.detail)});
+    if (!s.unreadable.empty()) {
+      // A damaged local history: the readable runs went out, and the exit code (3, which
+      // outranks a conflict's 2) says the push is not whole, as export's does.
+      for (const auto& d : named) fmt::print(stderr, "{}\n", d.to_string());
+      fmt::print(stderr, "attnprof: left out {} run(s) that cannot be read:\n",
+                 s.unreadable.size());
+      for (const auto& why : s.unreadable) fmt::print(stderr, "  {}\n", why);
+      return static_cast<int>(util::exit_environment);
+    }
+    if (named.empty()) return 0;
     throw util::InputError(named);
   };
 }

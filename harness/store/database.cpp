@@ -181,8 +181,49 @@ void check_environments(sql::Connection& db) {
   while (st.step()) environment_fields(db, st.text(0), st.text(1));
 }
 
-// Version check, pragmas, migrations (after checking every page of the file they change, and
-// its environments: a writer refuses a damaged one before it changes anything); returns the
+// A constraint of the schema, or a JSON column's syntax, that a stored row breaks: SQLite
+// checks them only as a row is written, and a damaged page or a writer that went around them
+// leaves rows that break them, which readers would otherwise take for data.
+struct RowRule {
+  const char* table;
+  const char* column;
+  const char* row;     // SQL naming the row, as readers name it
+  const char* bad;     // SQL true for a row that breaks the rule
+  const char* reason;  // SQL: why, as a message says it
+  bool small;          // a table whose size is its runs' and cases' count, not their samples'
+};
+constexpr RowRule kRowRules[] = {
+    {"annotations", "kind", "'id ' || id", "kind NOT IN ('accept', 'reset', 'ignore')",
+     "'\"' || kind || '\" is not accept, reset or ignore'", true},
+    {"annotations", "reason", "'id ' || id", "reason = ''", "'empty'", true},
+    {"annotations", "author", "'id ' || id", "author = ''", "'empty'", true},
+    {"cases", "params", "'id ' || id || ' (run ' || run_id || ')'", "NOT json_valid(params)",
+     "'not JSON'", true},
+    {"cases", "kernels", "'id ' || id || ' (run ' || run_id || ')'",
+     "kernels IS NOT NULL AND NOT json_valid(kernels)", "'not JSON'", true},
+    {"cost_rows", "kernels", "'case_id ' || case_id || ' op ' || op", "NOT json_valid(kernels)",
+     "'not JSON'", false},
+    {"cost_rows", "kernel_ns", "'case_id ' || case_id || ' op ' || op", "NOT json_valid(kernel_ns)",
+     "'not JSON'", false},
+};
+
+// Every row against kRowRules (with `all` false only the small tables', which a writer checks
+// at open); the first row that breaks one is util::EnvironmentError naming it. A rule whose
+// column an older schema lacks does not apply.
+void check_rows(sql::Connection& db, bool all) {
+  for (const RowRule& r : kRowRules) {
+    if (!r.small && !all) continue;
+    sql::Statement has(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
+    if (!has.bind(1, r.table).bind(2, r.column).step()) continue;
+    sql::Statement st(
+        db, fmt::format("SELECT {}, {} FROM {} WHERE {} LIMIT 1", r.row, r.reason, r.table, r.bad));
+    if (st.step()) throw damaged_row(db, r.table, st.text(0), r.column, st.text(1));
+  }
+}
+
+// Version check, pragmas, migrations (after checking every page of the file they change, its
+// environments and its small tables' rows: a writer refuses a damaged one before it changes
+// anything, and does not write over it); returns the
 // version the file was at. The switch to WAL waits for the first write
 // (Database::require_writable).
 int setup_read_write(sql::Connection& db) {
@@ -190,6 +231,7 @@ int setup_read_write(sql::Connection& db) {
   db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
   if (v > 0 && v < schema::current_version) check_pages(db, Database::Check::quick);
   if (v > 0) check_environments(db);
+  if (v > 0) check_rows(db, false);
   migrate(db);
   return v;
 }
@@ -452,6 +494,7 @@ Database Database::open(const std::string& path, Mode mode, Options options) {
 void Database::check(Check how) {
   check_pages(m_db, how);
   check_environments(m_db);
+  check_rows(m_db, true);
 }
 
 Database::~Database() {

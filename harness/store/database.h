@@ -33,6 +33,7 @@ struct RunFilter {
   std::string env_fingerprint;                     // prefix; empty: any
   std::optional<std::int64_t> since_ns, until_ns;  // started_ns in [since, until]
   bool complete_only = false;
+  std::vector<std::string> ids;  // exact run ids; empty: any
 };
 
 enum class AnnotationKind { accept, reset, ignore };
@@ -89,7 +90,9 @@ class Database {
   // environments, not every page: damage elsewhere surfaces as SQLite's error when a read
   // reaches it, named like the refusals (exit 3), and check() looks for it on purpose.
   // read_write migrates an older schema in place and refuses a history with a damaged
-  // environment row (new runs would be written against it); the switch to WAL waits for the
+  // environment row (new runs would be written against it), or a case or annotation row that
+  // breaks the schema's constraints or JSON (a writer must not write over damage as if it were
+  // data; this reads every case's row, not their samples); the switch to WAL waits for the
   // first write, so a command that fails before writing leaves the journal mode as it was.
   // read_only never writes the file: an older schema is migrated in a private in-memory copy
   // (upgraded_copy() says what that cost; migrate_in_place() ends it); a WAL-mode file in a
@@ -126,9 +129,11 @@ class Database {
 
   // The whole-file check that open leaves out (it reads every page, so it costs the file's size,
   // not an answer's): PRAGMA quick_check (b-trees, free list, record formats) or, with full,
-  // integrity_check (indexes against their tables too), then every stored environment's fields.
-  // util::EnvironmentError "<path>: damaged (...)" with SQLite's first message. merge runs it on
-  // every input; `attnprof check` on --db.
+  // integrity_check (indexes against their tables too), then every stored environment's fields,
+  // then every row against the schema's CHECK constraints and its JSON columns' syntax (SQLite
+  // checks constraints only on a writable connection). util::EnvironmentError "<path>: damaged
+  // (...)" with SQLite's first message, or naming the row. merge runs it on every input;
+  // `attnprof check` on --db.
   enum class Check { quick, full };
   void check(Check how = Check::quick);
   int opened_at_version() const { return m_opened_at_version; }  // before any migration
@@ -162,6 +167,10 @@ class Database {
   // "latest" (newest complete run), a full id or a unique id prefix. nullopt when absent;
   // util::InputError when a prefix is ambiguous.
   std::optional<core::Run> load_run(const std::string& ref);
+  // A run by the id a listing (list_runs, has_run) just gave: one that cannot be read back by
+  // it is damage (an id that a damaged record or index holds differently), util::
+  // EnvironmentError naming it, never an empty result.
+  core::Run load_listed_run(const std::string& id);
   // One case of a run (its full id) without samples, summary and cost rows: status, backend,
   // kernels, error, reference, metrics; what a history baseline's findings read. nullopt when
   // the run has no such case.
@@ -177,8 +186,10 @@ class Database {
   std::vector<StoredVerdict> verdicts(const std::string& run_id);
 
   std::vector<RunInfo> prune(const PrunePolicy& policy);  // the runs pruned (or to prune)
-  // Folds another history in: runs, annotations, verdicts, A/B rounds. By path: opened and every
-  // page read (check()) before anything is written here. An open Database: the caller checked it.
+  // Folds another history in: runs, annotations, verdicts, A/B rounds, in one transaction (a
+  // failure part way leaves this file as it was). A run id stored here with other content is a
+  // conflict, util::InputError naming both, as import_jsonl's. By path: opened and every page
+  // read (check()) before anything is written here. An open Database: the caller checked it.
   MergeStats merge_from(const std::string& other_path);
   MergeStats merge_from(Database& other);
   void vacuum();

@@ -4,6 +4,7 @@
 
 #include "harness/core/clock.h"
 #include "harness/store/database.h"
+#include "harness/store/database_rows.h"
 #include "harness/util/error.h"
 
 namespace attnprof::store {
@@ -59,7 +60,13 @@ std::vector<Annotation> Database::annotations(const std::string& run_id) {
   while (st.step()) {
     Annotation a;
     a.id = st.int64(0);
-    a.kind = parse_annotation_kind(st.text(1)).value_or(AnnotationKind::ignore);
+    // A kind outside the schema's CHECK is damage, never some kind: taken as "ignore", it
+    // would silently drop a case from every gate.
+    const auto kind = parse_annotation_kind(st.text(1));
+    if (!kind)
+      throw damaged_row(m_db, "annotations", fmt::format("id {}", a.id), "kind",
+                        fmt::format("\"{}\" is not accept, reset or ignore", st.text(1)));
+    a.kind = *kind;
     a.case_glob = st.text(2);
     a.run_id = st.text(3);
     a.git_branch = st.text(4);

@@ -6,6 +6,7 @@
 
 #include "harness/store/database.h"
 #include "harness/store/database_rows.h"
+#include "harness/store/portable.h"
 #include "harness/util/error.h"
 
 namespace attnprof::store {
@@ -50,13 +51,25 @@ MergeStats Database::merge_from(const std::string& other_path) {
 MergeStats Database::merge_from(Database& other) {
   // Only now, the input found sound: a merge refused for its input leaves the journal mode.
   require_writable("merge into it");
+  // One transaction: a failure part way (this file's damage met by a write, an input's run
+  // that cannot be read) leaves this file as it was, not holding half of the inputs.
+  sql::Transaction tx(m_db);
   MergeStats stats;
   const auto runs = other.list_runs();
   for (const auto& info : runs) {
     if (has_run(info.id)) {
+      // The same id with other content is two runs claiming one id, as import calls it: a
+      // conflict that neither side may silently win (the transaction takes nothing in).
+      if (auto d = run_difference(load_listed_run(info.id), other.load_listed_run(info.id),
+                                  "the input's"))
+        throw util::InputError(util::Diagnostic{
+            other.path(), 0, 0,
+            fmt::format("run {} is already stored in {} with other content ({}): merge it into "
+                        "another history, or remove one of the two",
+                        info.id, path(), *d)});
       ++stats.runs_present;
     } else {
-      write_run(*other.load_run(info.id));
+      write_run(other.load_listed_run(info.id));
       ++stats.runs_added;
     }
     auto vs = other.verdicts(info.id);
@@ -79,6 +92,7 @@ MergeStats Database::merge_from(Database& other) {
     write_rounds(pair, rounds);
     ++stats.ab_pairs;
   }
+  tx.commit();
   return stats;
 }
 

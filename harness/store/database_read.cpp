@@ -50,22 +50,25 @@ std::string json_reason(const json::exception& e) {
 template <class Read>
 auto from_stored_json(const sql::Connection& db, std::string_view table, std::string_view row,
                       std::string_view column, Read&& read) {
-  auto damaged = [&](std::string_view reason) {
-    return util::EnvironmentError(fmt::format(
-        "{}: table {}, {}: column {} cannot be read ({}); the history is damaged: restore it from "
-        "a backup, or export what is readable and import it into a new one",
-        db.path(), table, row, column, reason));
-  };
   try {
     return read();
   } catch (const json::exception& e) {
-    throw damaged(json_reason(e));
+    throw damaged_row(db, table, row, column, json_reason(e));
   } catch (const FieldError& e) {
-    throw damaged(e.diagnostics()[0].message);
+    throw damaged_row(db, table, row, column, e.diagnostics()[0].message);
   }
 }
 
 }  // namespace
+
+util::EnvironmentError damaged_row(const sql::Connection& db, std::string_view table,
+                                   std::string_view row, std::string_view column,
+                                   std::string_view reason) {
+  return util::EnvironmentError(fmt::format(
+      "{}: table {}, {}: column {} cannot be read ({}); the history is damaged: restore it from "
+      "a backup, or export what is readable and import it into a new one",
+      db.path(), table, row, column, reason));
+}
 
 std::map<std::string, std::string> environment_fields(const sql::Connection& db,
                                                       std::string_view fingerprint,
@@ -97,9 +100,12 @@ std::optional<std::string> Database::resolve(const std::string& ref) {
     return std::nullopt;
   }
   if (ref.empty()) return std::nullopt;
-  // substr instead of LIKE: a ref holding % or _ must match literally.
+  // substr instead of LIKE: a ref holding % or _ must match literally. NOT INDEXED: the ids
+  // as the rows hold them, which list_runs hands out, not the id index's copy of them (which
+  // SQLite would otherwise scan instead, and which damage can make differ).
   sql::Statement st(m_db,
-                    "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT 3");
+                    "SELECT id FROM runs NOT INDEXED WHERE substr(id, 1, length(?1)) = ?1 "
+                    "ORDER BY id LIMIT 3");
   st.bind(1, ref);
   std::vector<std::string> ids;
   while (st.step()) ids.push_back(st.text(0));
@@ -118,20 +124,29 @@ std::optional<RunInfo> Database::find_run(const std::string& ref) {
   auto id = resolve(ref);
   if (!id) return std::nullopt;
   sql::Statement st(m_db, fmt::format("SELECT {} FROM runs r WHERE r.id = ?", kRunColumns));
-  if (!st.bind(1, *id).step()) return std::nullopt;
-  return read_run_info(st);
+  if (st.bind(1, *id).step()) return read_run_info(st);
+  // resolve() reads the rows; this lookup goes through the id's index. A row that has an id the
+  // index lacks is a damaged index (or a run removed in between: then it is gone from the rows
+  // too). Callers trust a resolved id, so this must not read as "no such run".
+  if (resolve(*id) != id) return std::nullopt;
+  throw util::EnvironmentError(fmt::format(
+      "{}: run {} is in table runs but not in its id index: the history is damaged (attnprof "
+      "check --full names the damage); run \"sqlite3 {} REINDEX\" or restore a backup",
+      m_db.path(), *id, m_db.path()));
 }
 
 std::vector<RunInfo> Database::list_runs(const RunFilter& f) {
-  sql::Statement st(m_db, fmt::format("SELECT {} FROM runs r WHERE (?1 = '' OR r.git_branch = ?1) "
-                                      "AND substr(r.env_fingerprint, 1, length(?2)) = ?2 "
-                                      "AND (?3 IS NULL OR r.started_ns >= ?3) "
-                                      "AND (?4 IS NULL OR r.started_ns <= ?4) "
-                                      "AND (?5 = 0 OR r.status = 'complete') "
-                                      "ORDER BY r.started_ns, r.rowid",
-                                      kRunColumns));
+  sql::Statement st(m_db,
+                    fmt::format("SELECT {} FROM runs r WHERE (?1 = '' OR r.git_branch = ?1) "
+                                "AND substr(r.env_fingerprint, 1, length(?2)) = ?2 "
+                                "AND (?3 IS NULL OR r.started_ns >= ?3) "
+                                "AND (?4 IS NULL OR r.started_ns <= ?4) "
+                                "AND (?5 = 0 OR r.status = 'complete') "
+                                "AND (?6 = '[]' OR r.id IN (SELECT value FROM json_each(?6))) "
+                                "ORDER BY r.started_ns, r.rowid",
+                                kRunColumns));
   st.bind(1, f.branch).bind(2, f.env_fingerprint).bind(3, f.since_ns).bind(4, f.until_ns);
-  st.bind(5, f.complete_only ? 1 : 0);
+  st.bind(5, f.complete_only ? 1 : 0).bind(6, json(f.ids).dump());
   std::vector<RunInfo> out;
   while (st.step()) out.push_back(read_run_info(st));
   return out;
@@ -304,6 +319,15 @@ std::optional<core::CaseResult> Database::load_case(const std::string& run_id,
   st.bind(1, index.begin()->first);
   while (st.step()) run.cases[0].metrics[st.text(0)] = st.real(1);
   return std::move(run.cases[0]);
+}
+
+core::Run Database::load_listed_run(const std::string& id) {
+  if (auto run = load_run(id)) return std::move(*run);
+  throw util::EnvironmentError(fmt::format(
+      "{}: run {} is listed but cannot be read back by its id: the history is damaged (attnprof "
+      "check --full names the damage); restore it from a backup, or export what is readable and "
+      "import it into a new one",
+      m_db.path(), json(id).dump(-1, ' ', false, json::error_handler_t::replace)));
 }
 
 std::optional<core::Run> Database::load_run(const std::string& ref) {

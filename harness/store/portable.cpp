@@ -73,6 +73,10 @@ Annotation annotation_from_json(const json& a) {
   return ann;
 }
 
+// The fields of a run record that every export version writes.
+constexpr const char* kRequiredRunFields[] = {"id",     "git_commit", "started_ns", "ended_ns",
+                                              "status", "env",        "cases"};
+
 // One line of an export, read and checked before anything is written.
 struct Record {
   int line = 0;
@@ -160,6 +164,11 @@ Record record_from_json(const json& j, const ImportSpot& at) {
     }
     if (r.run->id.empty()) throw at.error("run without an id");
     if (j.contains("verdicts")) r.verdicts = read_array(j, "verdicts", verdict_from_json);
+    // What every export writes and a stored run needs (a value of the wrong type is named
+    // above): the reader fills a missing one in (a start in 1970, status "complete"), and a
+    // damaged record would pass for a run.
+    for (const char* key : kRequiredRunFields)
+      if (!j.at("run").contains(key)) throw FieldError(key, "missing").within("run");
   } else if (j.contains("annotation")) {
     try {
       r.annotation = annotation_from_json(j.at("annotation"));
@@ -218,14 +227,11 @@ std::string key_fields(const core::Run& r) {
 // A run id already stored: the same content is already present (importing twice is harmless);
 // other content under that id is two runs claiming one id, and neither may silently win.
 void check_same_run(Database& db, const core::Run& incoming, const ImportSpot& at) {
-  const core::Run stored = *db.load_run(incoming.id);
-  const json have = store::to_json(stored), got = store::to_json(incoming);
-  if (have == got) return;
-  throw at.error(fmt::format(
-      "run {} is already stored with other content (stored: {}; this line: {}; first difference "
-      "at {}): import it into another history, or remove one of the two",
-      incoming.id, key_fields(stored), key_fields(incoming),
-      json::diff(have, got).at(0).at("path").get<std::string>()));
+  if (auto d = run_difference(db.load_listed_run(incoming.id), incoming, "this line"))
+    throw at.error(fmt::format(
+        "run {} is already stored with other content ({}): import it into another history, or "
+        "remove one of the two",
+        incoming.id, *d));
 }
 
 void write_record(Database& db, const Record& r, PortableStats& stats, const ImportSpot& at) {
@@ -252,7 +258,29 @@ void write_record(Database& db, const Record& r, PortableStats& stats, const Imp
   }
 }
 
+// A line of the export as text. A stored text that is not UTF-8 (a flipped byte) cannot be
+// JSON: util::EnvironmentError naming the record, as a damaged row is named, not an internal
+// error (nor the bytes replaced, which would pass the damage on as data).
+std::string line_text(Database& db, const json& line, const std::string& what) {
+  try {
+    return line.dump();
+  } catch (const json::type_error& e) {
+    throw util::EnvironmentError(fmt::format(
+        "{}: {} holds text that is not UTF-8 ({}); the history is damaged: restore it from a "
+        "backup, or export what is readable and import it into a new one",
+        db.path(), what, e.what()));
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> run_difference(const core::Run& stored, const core::Run& other,
+                                          std::string_view other_name) {
+  const json have = store::to_json(stored), got = store::to_json(other);
+  if (have == got) return std::nullopt;
+  return fmt::format("stored: {}; {}: {}; first difference at {}", key_fields(stored), other_name,
+                     key_fields(other), json::diff(have, got).at(0).at("path").get<std::string>());
+}
 
 PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& filter) {
   PortableStats stats;
@@ -269,9 +297,13 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
              .dump()
       << "\n";
   for (const auto& info : runs) {
-    std::optional<core::Run> run;
+    std::string text;
     try {
-      run = db.load_run(info.id);
+      json line = {{"run", to_json(db.load_listed_run(info.id))}};
+      json vs = json::array();
+      for (const auto& v : db.verdicts(info.id)) vs.push_back(to_json(v));
+      if (!vs.empty()) line["verdicts"] = vs;
+      text = line_text(db, line, fmt::format("run {}", info.id));
     } catch (const sql::BusyError&) {
       throw;
     } catch (const util::EnvironmentError& e) {
@@ -279,30 +311,29 @@ PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& fil
       stats.unreadable.push_back(e.what());
       continue;
     }
-    json line = {{"run", to_json(*run)}};
-    json vs = json::array();
-    for (const auto& v : db.verdicts(info.id)) vs.push_back(to_json(v));
-    if (!vs.empty()) line["verdicts"] = vs;
-    out << line.dump() << "\n";
+    out << text << "\n";
     ++stats.runs;
   }
   for (const auto& [pair, rounds] : pairs) {
     json rs = json::array();
     for (const auto& r : rounds) rs.push_back(to_json(r));
-    out << json{{"ab_rounds", {{"pair", pair}, {"rounds", rs}}}}.dump() << "\n";
+    out << line_text(db, json{{"ab_rounds", {{"pair", pair}, {"rounds", rs}}}},
+                     fmt::format("A/B pair {}", pair))
+        << "\n";
     ++stats.ab_pairs;
   }
   for (const auto& a : db.annotations()) {
-    out << json{{"annotation",
-                 {{"kind", to_string(a.kind)},
-                  {"case_glob", a.case_glob},
-                  {"run", a.run_id},
-                  {"branch", a.git_branch},
-                  {"env", a.env_fingerprint},
-                  {"reason", a.reason},
-                  {"author", a.author},
-                  {"created_ns", a.created_ns}}}}
-               .dump()
+    out << line_text(db,
+                     json{{"annotation",
+                           {{"kind", to_string(a.kind)},
+                            {"case_glob", a.case_glob},
+                            {"run", a.run_id},
+                            {"branch", a.git_branch},
+                            {"env", a.env_fingerprint},
+                            {"reason", a.reason},
+                            {"author", a.author},
+                            {"created_ns", a.created_ns}}}},
+                     fmt::format("annotation {}", a.id))
         << "\n";
     ++stats.annotations;
   }

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/store/database.h"
@@ -25,9 +27,16 @@ struct PortableStats {
 // A run that cannot be read back (a damaged row or page) is left out and named in
 // `unreadable`; everything readable is written.
 PortableStats export_jsonl(Database& db, std::ostream& out, const RunFilter& filter = {});
-// `source` names the input in messages: "<source>:<line>: <what is wrong>" (util::InputError).
+// `source` names the input in messages: "<source>:<line>: <what is wrong>" (util::InputError);
+// a run record missing a field that every export writes (id, git_commit, started_ns, ended_ns,
+// status, env, cases) is refused naming it, never filled in.
 // A run whose id is stored with other content is a conflict: util::InputError naming both
 // contents' key fields, and nothing is imported.
 PortableStats import_jsonl(Database& db, std::istream& in, const std::string& source);
+
+// How two runs of one id differ, as import and merge name a conflict: nullopt when they are the
+// same, else "stored: <key fields>; <other_name>: <key fields>; first difference at /path".
+std::optional<std::string> run_difference(const core::Run& stored, const core::Run& other,
+                                          std::string_view other_name);
 
 }  // namespace attnprof::store

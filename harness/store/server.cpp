@@ -15,6 +15,7 @@
 #include <streambuf>
 
 #include "harness/store/portable.h"
+#include "harness/util/error.h"
 
 namespace attnprof::store {
 
@@ -29,11 +30,17 @@ namespace q {
 constexpr int kSchemaVersion = 1;
 constexpr const char* has_schema = "SELECT to_regclass('attnprof_schema') IS NOT NULL";
 constexpr const char* schema_version = "SELECT max(version) FROM attnprof_schema";
-// Two first pushes at once: the second waits here, then finds the tables made.
-constexpr const char* schema_lock = "SELECT pg_advisory_xact_lock(7308604897068083200)";
+// Two first pushes at once: the second waits here, then finds the tables made. A session
+// lock, taken before the transaction that looks again: a transaction that began before the
+// tables were committed keeps finding their names absent (PostgreSQL reads the catalog
+// through a cache it refreshes when a transaction starts or a table is locked, and an advisory
+// lock is no table), and its CREATE TABLE then fails with "already exists".
+constexpr const char* schema_lock = "SELECT pg_advisory_lock(7308604897068083200)";
+constexpr const char* schema_unlock = "SELECT pg_advisory_unlock(7308604897068083200)";
+// IF NOT EXISTS and the one version row inserted only when absent: made twice, made once.
 constexpr const char* create_schema = R"(
-CREATE TABLE attnprof_schema (version integer NOT NULL);
-CREATE TABLE attnprof_runs (
+CREATE TABLE IF NOT EXISTS attnprof_schema (version integer NOT NULL);
+CREATE TABLE IF NOT EXISTS attnprof_runs (
   id text PRIMARY KEY,
   git_branch text NOT NULL,
   env_fingerprint text NOT NULL,
@@ -41,19 +48,19 @@ CREATE TABLE attnprof_runs (
   pair_id text NOT NULL,
   record text NOT NULL,
   pushed_at timestamptz NOT NULL DEFAULT now());
-CREATE INDEX attnprof_runs_slice ON attnprof_runs (git_branch, env_fingerprint, started_ns);
-CREATE TABLE attnprof_verdicts (
+CREATE INDEX IF NOT EXISTS attnprof_runs_slice ON attnprof_runs (git_branch, env_fingerprint, started_ns);
+CREATE TABLE IF NOT EXISTS attnprof_verdicts (
   run_id text NOT NULL REFERENCES attnprof_runs (id) ON DELETE CASCADE,
   case_key text NOT NULL,
   baseline text NOT NULL,
   record text NOT NULL,
   PRIMARY KEY (run_id, case_key, baseline));
-CREATE TABLE attnprof_ab_rounds (pair_id text PRIMARY KEY, record text NOT NULL);
-CREATE TABLE attnprof_annotations (
+CREATE TABLE IF NOT EXISTS attnprof_ab_rounds (pair_id text PRIMARY KEY, record text NOT NULL);
+CREATE TABLE IF NOT EXISTS attnprof_annotations (
   digest text PRIMARY KEY,
   created_ns bigint NOT NULL,
   record text NOT NULL);
-INSERT INTO attnprof_schema VALUES (1);
+INSERT INTO attnprof_schema SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM attnprof_schema);
 )";
 
 constexpr const char* insert_run =
@@ -95,30 +102,6 @@ constexpr const char* all_annotations =
 
 }  // namespace q
 
-// Whether the server holds attnprof's tables (creating them when `create`); a schema newer than
-// this attnprof's is refused before anything is read or written.
-bool ensure_schema(pg::Connection& s, bool create) {
-  if (s.exec(q::has_schema).text(0, 0) != "t") {
-    if (!create) return false;
-    s.exec("BEGIN");
-    try {
-      s.exec(q::schema_lock);
-      if (s.exec(q::has_schema).text(0, 0) != "t") s.exec(q::create_schema);
-      s.exec("COMMIT");
-    } catch (...) {
-      s.exec("ROLLBACK");
-      throw;
-    }
-  }
-  const int version = std::stoi(s.exec(q::schema_version).text(0, 0));
-  if (version > q::kSchemaVersion)
-    throw util::EnvironmentError(fmt::format(
-        "{}: the server's attnprof schema is version {}, newer than this attnprof's ({}): "
-        "use a newer attnprof",
-        s.name(), version, q::kSchemaVersion));
-  return true;
-}
-
 // BEGIN, `body`, COMMIT (or ROLLBACK when it returns false); a deadlock or serialization
 // failure runs it again, up to five times.
 template <class Body>
@@ -137,6 +120,35 @@ bool in_transaction(pg::Connection& s, Body body) {
       throw;
     }
   }
+}
+
+// Whether the server holds attnprof's tables (creating them when `create`); a schema newer than
+// this attnprof's is refused before anything is read or written.
+bool ensure_schema(pg::Connection& s, bool create) {
+  if (s.exec(q::has_schema).text(0, 0) != "t") {
+    if (!create) return false;
+    s.exec(q::schema_lock);
+    try {
+      in_transaction(s, [&] {
+        if (s.exec(q::has_schema).text(0, 0) != "t") s.exec(q::create_schema);
+        return true;
+      });
+    } catch (...) {
+      try {
+        s.exec(q::schema_unlock);
+      } catch (const pg::Error&) {  // a lost connection took the lock with it; the first
+      }                             // failure is the one to report
+      throw;
+    }
+    s.exec(q::schema_unlock);
+  }
+  const int version = std::stoi(s.exec(q::schema_version).text(0, 0));
+  if (version > q::kSchemaVersion)
+    throw util::EnvironmentError(fmt::format(
+        "{}: the server's attnprof schema is version {}, newer than this attnprof's ({}): "
+        "use a newer attnprof",
+        s.name(), version, q::kSchemaVersion));
+  return true;
 }
 
 struct VerdictRecord {
@@ -244,15 +256,13 @@ void add(PushStats& total, const PushStats& s) {
 // its rounds (export writes rounds after every run, annotations last).
 class Pusher {
  public:
-  Pusher(pg::Connection& s, const PushOptions& o)
-      : m_s(s), m_o(o), m_only(o.run_ids.begin(), o.run_ids.end()) {}
+  Pusher(pg::Connection& s, const PushOptions& o) : m_s(s), m_o(o) {}
 
   void line(std::string_view text) {
     if (++m_line == 1) return;  // the header: export_jsonl's own
     const json j = json::parse(text);
     if (j.contains("run")) {
       RunRecord r = run_record(j);
-      if (!m_only.empty() && !m_only.count(r.id)) return;
       if (r.pair_id.empty()) {
         Unit u;
         u.runs.push_back(std::move(r));
@@ -292,7 +302,6 @@ class Pusher {
 
   pg::Connection& m_s;
   const PushOptions& m_o;
-  std::set<std::string> m_only;
   std::map<std::string, Unit> m_pairs;
   PushStats m_stats;
   int m_line = 0;
@@ -377,7 +386,26 @@ constexpr std::size_t kPullBatch = 200;
 
 }  // namespace
 
+void check_pushable(Database& local, const std::vector<std::string>& run_ids) {
+  // A run asked for by id that is not here (or not finished) is the user's mistake: refused
+  // before anything is sent, not counted as "0 runs pushed".
+  std::vector<util::Diagnostic> absent;
+  for (const auto& id : run_ids) {
+    std::optional<RunInfo> info;
+    if (local.has_run(id)) info = local.find_run(id);  // find_run alone takes prefixes too
+    if (!info)
+      absent.push_back({local.path(), 0, 0, fmt::format("no run {} in this history", id)});
+    else if (info->status != "complete")
+      absent.push_back({local.path(), 0, 0,
+                        fmt::format("run {} is {}: only complete runs are pushed (attnprof run "
+                                    "--resume {} finishes it)",
+                                    id, info->status, id)});
+  }
+  if (!absent.empty()) throw util::InputError(absent);
+}
+
 PushStats push(Database& local, pg::Connection& server, const PushOptions& options) {
+  check_pushable(local, options.run_ids);
   ensure_schema(server, true);
   Pusher pusher(server, options);
   LineSink sink(pusher);
@@ -386,8 +414,11 @@ PushStats push(Database& local, pg::Connection& server, const PushOptions& optio
   out.exceptions(std::ios::badbit);
   RunFilter filter = options.filter;
   filter.complete_only = true;
-  export_jsonl(local, out, filter);
-  return pusher.finish();
+  filter.ids = options.run_ids;
+  const PortableStats exported = export_jsonl(local, out, filter);
+  PushStats stats = pusher.finish();
+  stats.unreadable = exported.unreadable;
+  return stats;
 }
 
 PullStats pull(pg::Connection& server, Database& local, const Slice& slice) {

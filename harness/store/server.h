@@ -21,8 +21,10 @@
 namespace attnprof::store {
 
 struct PushOptions {
-  RunFilter filter;                  // which local runs; only complete ones are pushed
-  std::vector<std::string> run_ids;  // empty: every run the filter takes
+  RunFilter filter;  // which local runs; only complete ones are pushed
+  // Empty: every run the filter takes. Each must be here and complete, else util::InputError
+  // naming it before anything is sent.
+  std::vector<std::string> run_ids;
   // Test seam: called inside each run's transaction just before COMMIT.
   std::function<void()> before_commit;
 };
@@ -36,6 +38,7 @@ struct PushConflict {
 struct PushStats {
   int runs = 0, runs_present = 0, annotations = 0, ab_pairs = 0;
   std::vector<PushConflict> conflicts;  // left out; the rest was pushed
+  std::vector<std::string> unreadable;  // runs the filters take that cannot be read: why each
 };
 
 // Which runs a pull takes: the filter's (branch exact, fingerprint prefix, time window), and of
@@ -51,6 +54,9 @@ struct PullStats {
   int annotations = 0, ab_pairs = 0;
 };
 
+// Each of `run_ids` held by `local` and complete, else util::InputError naming each that is not:
+// what push checks first, and a caller may check before it connects.
+void check_pushable(Database& local, const std::vector<std::string>& run_ids);
 PushStats push(Database& local, pg::Connection& server, const PushOptions& options);
 PullStats pull(pg::Connection& server, Database& local, const Slice& slice);
 

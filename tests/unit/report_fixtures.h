@@ -1,5 +1,5 @@
 // Shared by the report tests (test_verdicts.cpp, test_html.cpp): a gate report with one case
-// of each kind a reader must tell apart, and golden-file comparison.
+// of each kind a reader must tell apart, and golden-file comparison (golden.h).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -10,6 +10,7 @@
 #include <iterator>
 #include <string>
 
+#include "golden.h"
 #include "harness/report/verdicts.h"
 
 namespace attnprof::testing {
@@ -70,24 +71,6 @@ inline report::GateReport sample_report() {
   for (auto& v : r.verdicts) v.reference = "sdpa.math";
   r.verdicts[5].reference = "none";  // run with reference: none, which its reason says
   return r;
-}
-
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-// Compares `actual` with tests/data/golden/<name>. ATTNPROF_UPDATE_GOLDEN=1 rewrites the file
-// instead (then review the diff: the golden file is the specification).
-inline void check_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(ATTNPROF_TEST_DATA) + "/golden/" + name;
-  if (const char* u = std::getenv("ATTNPROF_UPDATE_GOLDEN"); u && std::string(u) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  const std::string expected = read_text(path);
-  INFO("golden file ", path, " (ATTNPROF_UPDATE_GOLDEN=1 rewrites it)");
-  CHECK(actual == expected);
 }
 
 }  // namespace attnprof::testing

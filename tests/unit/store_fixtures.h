@@ -2,11 +2,13 @@
 // folder removed at scope exit, and runs with known contents.
 #pragma once
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,30 @@ struct TempDir {
 inline std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Changes the last character of run `id` in its row of table runs, and nowhere else: the id
+// index (and the cases' run_id) still hold the old id, the way a flipped byte leaves them.
+// The file must be in rollback-journal mode, its runs table on one page (a few runs).
+inline void damage_run_row_id(const std::string& path, const std::string& id) {
+  sqlite3* raw = nullptr;
+  sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(raw,
+                     "SELECT (SELECT page_size FROM pragma_page_size), rootpage FROM sqlite_master "
+                     "WHERE name = 'runs'",
+                     -1, &st, nullptr);
+  sqlite3_step(st);
+  const auto page = static_cast<std::size_t>(sqlite3_column_int64(st, 0));
+  const auto root = static_cast<std::size_t>(sqlite3_column_int64(st, 1));
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+  std::string bytes = read_bytes(path);
+  const std::size_t at = bytes.find(id, (root - 1) * page);
+  if (at == std::string::npos || at >= root * page) throw std::runtime_error("id not on its page");
+  char& last = bytes[at + id.size() - 1];
+  last = last == 'a' ? 'b' : 'a';
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 inline core::Environment cpu_env(const std::string& model = "Test CPU") {

@@ -2,6 +2,8 @@
 // foreign or locked files refused untouched; concurrent writers and kill -9 lose no run.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -69,42 +71,19 @@ void write_file(const char* path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-// Runs fn in a child process that sees `folder` as read-only media: a read-only bind mount in a
-// user and mount namespace of its own, which needs no privileges (and where root's permission
-// bypass does not help: writes fail with EROFS). Returns what fn returned, or why the child could
-// not set the mount up.
-std::string on_read_only_media(const std::string& folder, const std::function<std::string()>& fn) {
+// Runs fn in a child process and returns what it returned (or the message of what it threw):
+// for what must hold in a process of other privileges than the test's own.
+std::string in_child(const std::function<std::string()>& fn) {
   int fds[2];
   REQUIRE(pipe(fds) == 0);
-  const uid_t uid = geteuid();
-  const gid_t gid = getegid();
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
     std::string out;
-    struct statvfs vfs {};
-    statvfs(folder.c_str(), &vfs);
-    // A remount must keep the flags the parent's mount locks (nosuid, nodev, noexec).
-    unsigned long keep = 0;
-    if (vfs.f_flag & ST_NOSUID) keep |= MS_NOSUID;
-    if (vfs.f_flag & ST_NODEV) keep |= MS_NODEV;
-    if (vfs.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
-      out = std::string("unshare: ") + std::strerror(errno);
-    } else {
-      write_file("/proc/self/setgroups", "deny");
-      write_file("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
-      write_file("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
-      if (mount(folder.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
-          mount(nullptr, folder.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep,
-                nullptr) != 0)
-        out = std::string("mount: ") + std::strerror(errno);
-      else
-        try {
-          out = fn();
-        } catch (const std::exception& e) {
-          out = e.what();
-        }
+    try {
+      out = fn();
+    } catch (const std::exception& e) {
+      out = e.what();
     }
     for (std::size_t at = 0; at < out.size();) {
       const ssize_t n = write(fds[1], out.data() + at, out.size() - at);
@@ -121,6 +100,48 @@ std::string on_read_only_media(const std::string& folder, const std::function<st
   int status = 0;
   waitpid(pid, &status, 0);
   return got;
+}
+
+// Runs fn in a child process that sees `folder` as read-only media: a read-only bind mount in a
+// user and mount namespace of its own, which needs no privileges (and where root's permission
+// bypass does not help: writes fail with EROFS). Returns what fn returned, or why the child could
+// not set the mount up.
+std::string on_read_only_media(const std::string& folder, const std::function<std::string()>& fn) {
+  const uid_t uid = geteuid();
+  const gid_t gid = getegid();
+  return in_child([&]() -> std::string {
+    struct statvfs vfs {};
+    statvfs(folder.c_str(), &vfs);
+    // A remount must keep the flags the parent's mount locks (nosuid, nodev, noexec).
+    unsigned long keep = 0;
+    if (vfs.f_flag & ST_NOSUID) keep |= MS_NOSUID;
+    if (vfs.f_flag & ST_NODEV) keep |= MS_NODEV;
+    if (vfs.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+      return std::string("unshare: ") + std::strerror(errno);
+    write_file("/proc/self/setgroups", "deny");
+    write_file("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
+    write_file("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+    if (mount(folder.c_str(), folder.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+        mount(nullptr, folder.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, nullptr) !=
+            0)
+      return std::string("mount: ") + std::strerror(errno);
+    return fn();
+  });
+}
+
+// Runs fn as the test's own user, or as root (whom file permissions do not bind: CI runs as
+// root) in a child process that has become nobody.
+std::string bound_by_permissions(const std::function<std::string()>& fn) {
+  if (geteuid() != 0) return fn();
+  return in_child([&]() -> std::string {
+    const passwd* nobody = getpwnam("nobody");
+    const uid_t uid = nobody ? nobody->pw_uid : 65534;
+    const gid_t gid = nobody ? nobody->pw_gid : 65534;
+    if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
+      return std::string("cannot become nobody: ") + std::strerror(errno);
+    return fn();
+  });
 }
 
 }  // namespace
@@ -382,6 +403,56 @@ TEST_SUITE("store::Database") {
     CHECK(error_of([&] { out.merge_from(dir.file("missing.db")); }) ==
           dir.file("missing.db") +
               ": no such database; run `attnprof run` first, or pass --db or set ATTNPROF_DB");
+  }
+
+  TEST_CASE("a merge that fails part way writes nothing") {
+    TempDir dir;
+    const std::string in = dir.file("in.db"), out_path = dir.file("out.db");
+    std::string second;
+    {
+      auto db = Database::open(in);
+      db.write_run(make_run("first", 100, 1));
+      second = db.write_run(make_run("second", 200, 1));
+      db.write_verdicts(second, {{"k", "unchanged", "history", 1.0, {}, {}, {}, "", 1}});
+      // JSON, so every check passes; not a case, so reading the run fails, after the first.
+      db.connection().exec(fmt::format(
+          "UPDATE cases SET params = '{{\"batch\": \"two\"}}' WHERE run_id = '{}'", second));
+    }
+    auto out = Database::open(out_path);
+    out.write_run(make_run("there", 50, 1));
+    const std::string err = error_of([&] { out.merge_from(in); });
+    CHECK_MESSAGE(err.starts_with(in + ": table cases, id 2 (run " + second + "): column params"),
+                  err);
+    CHECK(count(out, "SELECT count(*) FROM runs") == 1);
+    CHECK(count(out, "SELECT count(*) FROM cases") == 1);
+  }
+
+  TEST_CASE("merge calls a run stored under the same id with other content a conflict") {
+    TempDir dir;
+    auto run = make_run("c0ffee", 100, 1);
+    run.id = "same-id";
+    Database::open(dir.file("out.db")).write_run(run);
+    auto in = Database::open(dir.file("in.db"));
+    in.write_run(make_run("new", 50, 1));
+    run.git_commit = "7ed4d5";
+    in.write_run(run);
+    auto out = Database::open(dir.file("out.db"));
+    CHECK(error_of([&] { out.merge_from(in); }) ==
+          "input: " + dir.file("in.db") + ": run same-id is already stored in " +
+              dir.file("out.db") +
+              " with other content (stored: commit c0ffee, branch main, started "
+              "1970-01-01T00:00:00Z, status complete, 1 cases, environment " +
+              run.env.fingerprint().substr(0, 12) +
+              "; the input's: commit 7ed4d5, branch main, started 1970-01-01T00:00:00Z, status "
+              "complete, 1 cases, environment " +
+              run.env.fingerprint().substr(0, 12) +
+              "; first difference at /git_commit): merge it into another history, or remove one "
+              "of the two");
+    CHECK(count(out, "SELECT count(*) FROM runs") == 1);  // the other run not taken in either
+    run.git_commit = "c0ffee";
+    auto same = Database::open(dir.file("same.db"));
+    same.write_run(run);
+    CHECK(out.merge_from(same).runs_present == 1);
   }
 
   TEST_CASE("a file that is not a database is reported and left byte for byte as it was") {
@@ -659,6 +730,67 @@ TEST_SUITE("store::Database") {
     CHECK(error_of([&] { ro.check(); }) == damaged);
   }
 
+  TEST_CASE("a row that breaks the schema's constraints is damage: writers refuse, check names") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    std::string id;
+    {
+      auto db = Database::open(p);
+      id = db.write_run(make_run("c", 1, 1));
+      db.add_annotation({0, store::AnnotationKind::accept, "*", id, "", "", "ok", "me", 1});
+      db.connection().exec("PRAGMA journal_mode = DELETE");
+    }
+    auto damage = [&](const char* sql) {
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      // How a writer that went around the constraints, or a flipped byte, leaves a row.
+      sqlite3_exec(raw, "PRAGMA ignore_check_constraints = ON", nullptr, nullptr, nullptr);
+      REQUIRE(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    };
+    const std::string then =
+        "; the history is damaged: restore it from a backup, or export what "
+        "is readable and import it into a new one";
+
+    damage("UPDATE annotations SET kind = 'bogus'");
+    const std::string kind = p +
+                             ": table annotations, id 1: column kind cannot be read (\"bogus\" is "
+                             "not accept, reset or ignore)" +
+                             then;
+    std::string before = read_bytes(p);
+    CHECK(error_of([&] { Database::open(p); }) == kind);  // annotate, compare, prune, merge -o
+    CHECK(read_bytes(p) == before);
+    {
+      auto ro = Database::open(p, Database::Mode::read_only);
+      CHECK(error_of([&] { ro.annotations(); }) == kind);  // was read as "ignore"
+      CHECK(error_of([&] { ro.check(); }) == kind);
+      // SQLite's integrity_check verifies CHECK constraints only on a writable connection,
+      // and check opens the file read-only: the rules are ours to apply.
+      CHECK(error_of([&] { ro.check(Database::Check::full); }) == kind);
+    }
+    damage("UPDATE annotations SET kind = 'accept'");
+
+    damage("UPDATE cases SET params = '{bad'");
+    const std::string params =
+        p + ": table cases, id 1 (run " + id + "): column params cannot be read (not JSON)" + then;
+    before = read_bytes(p);
+    CHECK(error_of([&] { Database::open(p); }) == params);
+    CHECK(read_bytes(p) == before);
+    CHECK(error_of([&] { Database::open(p, Database::Mode::read_only).check(); }) == params);
+    damage("UPDATE cases SET params = (SELECT params FROM cases)");  // a no-op: still damaged
+    CHECK(error_of([&] { Database::open(dir.file("out.db")).merge_from(p); }) == params);
+
+    // The cost rows are a run's many rows: check() reads them, a writer's open does not.
+    auto db = Database::open(dir.file("c.db"));
+    const std::string c_id = db.write_run(make_run("c", 1, 1));
+    db.connection().exec("UPDATE cost_rows SET kernels = '[1,' WHERE op = 'aten::bmm'");
+    CHECK(error_of([&] { db.check(); }) ==
+          dir.file("c.db") +
+              ": table cost_rows, case_id 1 op aten::bmm: column kernels cannot be read (not "
+              "JSON)" +
+              then);
+  }
+
   TEST_CASE("a refused WAL-mode file gets no -wal or -shm beside it") {
     TempDir dir;
     const std::string p = dir.file("h.db");
@@ -744,6 +876,69 @@ TEST_SUITE("store::Database") {
               "): column params cannot be read (batch: expected an integer, got string \"two\"); "
               "the history is damaged: restore it from a backup, or export what is readable and "
               "import it into a new one");
+  }
+
+  TEST_CASE("a run whose id in its row differs from its index entry: named, never a crash") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    std::string id;
+    {
+      auto db = Database::open(p);
+      for (int i = 0; i < 3; ++i) id = db.write_run(make_run("c", i, 1, 3));
+      db.connection().exec("PRAGMA journal_mode = DELETE");
+    }
+    testing::damage_run_row_id(p, id);
+    std::string damaged = id;
+    damaged.back() = id.back() == 'a' ? 'b' : 'a';
+    const std::string named = p + ": run " + damaged +
+                              " is in table runs but not in its id index: the history is damaged "
+                              "(attnprof check --full names the damage); run \"sqlite3 " +
+                              p + " REINDEX\" or restore a backup";
+    auto db = Database::open(p, Database::Mode::read_only);
+    // export read the listed id back through the index, found nothing and dereferenced it.
+    std::ostringstream out;
+    const store::PortableStats s = store::export_jsonl(db, out);
+    CHECK(s.runs == 2);
+    CHECK(s.unreadable == std::vector<std::string>{named});
+    CHECK(error_of([&] { db.load_run("latest"); }) == named);
+    CHECK(error_of([&] { db.load_run(damaged); }) == named);
+    CHECK_FALSE(db.load_run(id));  // the index's id names no row
+    CHECK(error_of([&] { db.check(Database::Check::quick); }) == "no error");
+    const std::string full = error_of([&] { db.check(Database::Check::full); });
+    CHECK_MESSAGE(full.find("missing from index sqlite_autoindex_runs_1") != std::string::npos,
+                  full);
+    CHECK(error_of([&] { Database::open(dir.file("out.db")).merge_from(p); }) == named);
+  }
+
+  TEST_CASE("a listed run that cannot be read back by its id is named, never a crash") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    {
+      auto db = Database::open(p);
+      db.write_run(make_run("c", 1, 1, 3));
+      db.write_run(make_run("c", 2, 1, 3));
+    }
+    {
+      // A NUL inside the id, as a damaged record can hold: SQL's length() stops at it, so a
+      // lookup by the id found nothing and export dereferenced the empty result (found by the
+      // store's fuzz target).
+      sqlite3* raw = nullptr;
+      sqlite3_open(p.c_str(), &raw);
+      REQUIRE(sqlite3_exec(raw, "UPDATE runs SET id = 'ab' || char(0) || 'cd' WHERE started_ns = 2",
+                           nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    }
+    const std::string named = p +
+                              ": run \"ab\\u0000cd\" is listed but cannot be read back by its id: "
+                              "the history is damaged (attnprof check --full names the damage); "
+                              "restore it from a backup, or export what is readable and import it "
+                              "into a new one";
+    auto db = Database::open(p, Database::Mode::read_only);
+    std::ostringstream out;
+    const store::PortableStats s = store::export_jsonl(db, out);
+    CHECK(s.runs == 1);
+    CHECK(s.unreadable == std::vector<std::string>{named});
+    CHECK(error_of([&] { Database::open(dir.file("out.db")).merge_from(db); }) == named);
   }
 
   TEST_CASE("a database with a corrupt page is reported when read, not silently returned") {
@@ -871,15 +1066,15 @@ TEST_SUITE("store::Database") {
   }
 
   TEST_CASE("a file without write permission is reported as read-only") {
-    if (geteuid() == 0) {
-      MESSAGE("skipped: root ignores file permissions");
-      return;
-    }
     TempDir dir;
     const std::string p = dir.file("h.db");
     Database::open(p).write_run(make_run("c", 1));
-    std::filesystem::permissions(p, std::filesystem::perms::owner_read);
-    CHECK(error_of([&] { Database::open(p); }) ==
+    namespace fs = std::filesystem;
+    // Readable by all, writable by none; its folder open to all (as the user's own folder is
+    // to them), so that only the file's permission is in the way.
+    fs::permissions(p, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    fs::permissions(dir.path, fs::perms::all);
+    CHECK(bound_by_permissions([&] { return error_of([&] { Database::open(p); }); }) ==
           p + ": database is read-only; check the file's and its folder's permissions, or pass a "
               "writable --db");
   }

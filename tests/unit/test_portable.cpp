@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "harness/store/portable.h"
@@ -223,6 +225,48 @@ TEST_SUITE("store::portable") {
     CHECK(import_error(db, head + "[1]\n") ==
           "in.jsonl:2: expected an object with \"run\", \"annotation\" or \"ab_rounds\"");
     CHECK(db.list_runs().empty());
+  }
+
+  TEST_CASE("a run record missing a field every export writes is refused, naming the field") {
+    TempDir dir;
+    auto src = Database::open(dir.file("src.db"));
+    src.write_run(make_run("c", 100, 1, 2));
+    std::ostringstream out;
+    store::export_jsonl(src, out);
+    const std::string text = out.str();
+    const auto nl = text.find('\n');
+    const std::string head = text.substr(0, nl + 1);
+    const nlohmann::json line = nlohmann::json::parse(text.substr(nl + 1));
+    auto db = Database::open(dir.file("h.db"));
+    // Each was filled in before: started_ns as 1970, status as "complete", the rest empty.
+    for (const char* key : {"git_commit", "started_ns", "ended_ns", "status", "env", "cases"}) {
+      nlohmann::json damaged = line;
+      damaged["run"].erase(key);
+      CHECK(import_error(db, head + damaged.dump() + "\n") ==
+            fmt::format("in.jsonl:2: field \"run.{}\": missing", key));
+    }
+    CHECK(db.list_runs().empty());
+    CHECK(import_error(db, text) == "no error");
+  }
+
+  TEST_CASE("export of a stored text that is not UTF-8 names its run and writes the rest") {
+    TempDir dir;
+    const std::string p = dir.file("h.db");
+    auto db = Database::open(p);
+    db.write_run(make_run("good", 1, 1));
+    const std::string bad = db.write_run(make_run("bad", 2, 1));
+    // A flipped byte in a text column; JSON cannot hold it, and dump() threw past export.
+    db.connection().exec("UPDATE runs SET git_commit = CAST(X'6261ff64' AS TEXT) WHERE id = '" +
+                         bad + "'");
+    std::ostringstream out;
+    const store::PortableStats s = store::export_jsonl(db, out);
+    CHECK(s.runs == 1);
+    REQUIRE(s.unreadable.size() == 1);
+    CHECK(s.unreadable[0] ==
+          p + ": run " + bad +
+              " holds text that is not UTF-8 ([json.exception.type_error.316] invalid UTF-8 byte "
+              "at index 2: 0xFF); the history is damaged: restore it from a backup, or export "
+              "what is readable and import it into a new one");
   }
 
   TEST_CASE("a damaged line adds nothing, not even the good lines before it") {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "golden.h"
 #include "harness/gate/paired.h"
 #include "harness/store/database.h"
 #include "harness/store/history.h"
@@ -26,20 +27,23 @@ std::string copy_fixture(const TempDir& dir, const std::string& name) {
 }
 
 // Every table and column, so a migrated database can be compared with a new one.
-std::string layout(Database& db) {
+std::string layout(store::sql::Connection& db) {
   std::string out;
   store::sql::Statement st(
-      db.connection(),
+      db,
       "SELECT m.name, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk FROM sqlite_master m "
       "JOIN pragma_table_info(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.name");
   while (st.step())
     out += st.text(0) + "." + st.text(1) + " " + st.text(2) + " " + st.text(3) + " " + st.text(4) +
            " " + st.text(5) + "\n";
-  store::sql::Statement idx(db.connection(),
+  store::sql::Statement idx(db,
                             "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT "
                             "NULL ORDER BY name");
   while (idx.step()) out += "index " + idx.text(0) + "\n";
   return out;
+}
+std::string layout(Database& db) {
+  return layout(db.connection());
 }
 
 }  // namespace
@@ -49,6 +53,24 @@ TEST_SUITE("store::schema") {
     int expected = 1;
     for (const auto& m : store::schema::migrations()) CHECK(m.version == expected++);
     CHECK(expected - 1 == store::schema::current_version);
+  }
+
+  TEST_CASE("every version's layout is pinned: a migration once released never changes") {
+    // tests/data/golden/schema_layouts.txt holds each version's tables, columns (type, NOT
+    // NULL, default, key) and indexes as the chain made them when that version was released: a
+    // new migration adds a section; an edit to an old one (which files at that version never
+    // run) changes a pinned section and fails here, where comparing the chain with layouts
+    // generated from the same chain could not.
+    std::string all;
+    store::sql::Connection mem(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    for (const auto& m : store::schema::migrations()) {
+      mem.exec(m.sql);
+      all += fmt::format("== v{}\n{}", m.version, layout(mem));
+    }
+    testing::check_golden("schema_layouts.txt", all);
+    // And the one file kept from a released version is laid out as its section says.
+    store::sql::Connection v1(std::string(ATTNPROF_TEST_DATA) + "/db/v1.db", SQLITE_OPEN_READONLY);
+    CHECK("== v1\n" + layout(v1) == all.substr(0, all.find("== v2")));
   }
 
   TEST_CASE("the layouts recorded at build time are what the chain makes, at every version") {
