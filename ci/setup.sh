@@ -74,11 +74,18 @@ else
     say "installing torch==$torch_pin into $ATTNPROF_VENV (a few GB: the wheel and its CUDA" \
         "libraries)"
     mkdir -p "$ATTNPROF_HOME"
-    [ -x "$ATTNPROF_VENV/bin/python" ] || "$py" -m venv "$ATTNPROF_VENV"
-    "$ATTNPROF_VENV/bin/python" -m pip install -q --upgrade pip
-    # --no-cache-dir: the venv is the cache; pip's own copy of the wheels would add 4 GB of disk
-    # writes to a first run and keep them.
-    "$ATTNPROF_VENV/bin/python" -m pip install -q --no-cache-dir "torch==$torch_pin" numpy
+    # One install at a time: two first builds started together (parallel worktrees, a CI job's
+    # steps) would both write torch into one venv, and a torch whose files one pip rewrote while
+    # the other imported them fails with a bus error. The second waits, then finds the first's
+    # install (pip's "already satisfied"). Only pip holds the lock, never a process left behind.
+    (
+      flock 9
+      [ -x "$ATTNPROF_VENV/bin/python" ] || "$py" -m venv "$ATTNPROF_VENV"
+      "$ATTNPROF_VENV/bin/python" -m pip install -q --upgrade pip
+      # --no-cache-dir: the venv is the cache; pip's own copy of the wheels would add 4 GB of
+      # disk writes to a first run and keep them.
+      "$ATTNPROF_VENV/bin/python" -m pip install -q --no-cache-dir "torch==$torch_pin" numpy
+    ) 9>"$ATTNPROF_HOME/setup.lock"
     # ci/env.sh again, now that the venv's torch is there to be read.
     # shellcheck source=ci/env.sh
     source "$here/env.sh"
