@@ -34,6 +34,7 @@ Action setup_env(CLI::App& sub) {
     fmt::print("{}", env::render(d.env));
     fmt::print("worker:         {}\n", spawn.executable);
     if (!d.env.torch_source.empty()) fmt::print("torch source:   {}\n", d.env.torch_source);
+    if (!d.python_kernels.empty()) fmt::print("py: kernels:    {}\n", d.python_kernels);
     fmt::print("Torch_DIR:      {}  (cmake -DTorch_DIR=... to build a plugin against it)\n",
                d.torch_dir);
     std::string builtin;

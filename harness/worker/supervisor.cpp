@@ -113,6 +113,7 @@ const Described& Supervisor::described() {
     for (const auto& p : reply.at("plugins"))
       d.plugins.push_back({p.at("path").get<std::string>(), p.at("ops").get<std::vector<std::string>>()});
     d.torch_dir = reply.value("torch_dir", "");
+    d.python_kernels = reply.value("python_kernels", "");
     m_described = std::move(d);
   } catch (const std::exception& e) {
     retire();

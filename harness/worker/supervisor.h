@@ -29,6 +29,7 @@ struct Described {
   std::vector<std::string> kernels;  // built-in names and plugin ops already looked up
   std::vector<PluginInfo> plugins;
   std::string torch_dir;  // LibTorch's CMake package folder, for building plugins against
+  std::string python_kernels;  // what py: kernels run with, or why they are off; empty: not said
 };
 
 // How long one case may take before its worker is called hung: the case's own budget (warm-up,

@@ -43,6 +43,8 @@ if grep -q "built without Python" <<<"$out"; then
   exit 77
 fi
 echo "$out" | sed 's/^/    /'
+expect "attnprof env says which Python runs py: kernels" 0 "py: kernels: +Python [0-9.]+ of .+, embedded" \
+  -- "$attnprof" env
 [ "$rc" = 3 ] && ok "run: exit 3 (the wrong shape is its case's error)" || bad "run: exit $rc (want 3)"
 row() { grep -E "^$1 " <<<"$out"; }
 for k in "py:modules.py:sdpa" "py:modules.py:make_attention" "py:modules.py:EagerAttention" \

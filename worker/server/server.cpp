@@ -25,6 +25,7 @@
 #include "harness/util/error.h"
 #include "harness/worker/protocol.h"
 #include "worker/env/probe.h"
+#include "worker/kernel/variants/variants.h"
 #include "worker/kernel/plugin.h"
 #include "worker/kernel/registry.h"
 #include "worker/runner/runner.h"
@@ -231,7 +232,8 @@ class Server {
       return {{"env", env::to_json(runner().environment())},
               {"kernels", kernel::registry().names()},
               {"plugins", plugins},
-              {"torch_dir", ATTNPROF_TORCH_DIR}};
+              {"torch_dir", ATTNPROF_TORCH_DIR},
+              {"python_kernels", kernel::python_kernels_status()}};
     }
     if (op == "run") {
       const core::Case asked = core::case_from_json(req.at("case"));

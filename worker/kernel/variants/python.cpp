@@ -365,6 +365,15 @@ std::map<std::string, double> metrics(Loaded& p) {
 
 }  // namespace
 
+std::string python_kernels_status() {
+#ifdef ATTNPROF_HAVE_PYTHON
+  return fmt::format("Python {} of {}, embedded", PY_VERSION, ATTNPROF_PYTHON_EXECUTABLE);
+#else
+  return "off: this attnprof-worker was built without Python (no libpython of the torch's "
+         "python was found, or -DATTNPROF_PYTHON_KERNELS=OFF)";
+#endif
+}
+
 Variant make_python_variant(std::string_view name) {
   Variant v;
   v.name = std::string(name);

@@ -27,5 +27,8 @@ Variant make_package_variant(std::string_view name);
 // The variant of a "py:PATH.py:NAME[@MODE]" kernel (variants/python.cpp), made on first use by
 // lookup(); in a worker built without Python, one that skips every case saying so.
 Variant make_python_variant(std::string_view name);
+// What py: kernels run with in this worker, for `attnprof env`: "Python 3.11.7 of
+// /path/bin/python, embedded", or why they are off.
+std::string python_kernels_status();
 
 }  // namespace attnprof::kernel
