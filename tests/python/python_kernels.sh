@@ -17,23 +17,7 @@ trap 'rm -rf "$work"' EXIT
 cp "$here"/*.py "$here"/*.yaml "$work/"
 cd "$work"
 export ATTNPROF_DB="$work/h.db"
-fails=0
-ok() { echo "ok: $1"; }
-bad() { echo "FAIL: $1"; fails=$((fails + 1)); }
-# expect WHAT RC PATTERN -- COMMAND...: COMMAND's exit code is RC and its output matches PATTERN.
-expect() {
-  local what="$1" rc="$2" pattern="$3"
-  shift 4
-  local out got
-  out="$("$@" 2>&1)"
-  got=$?
-  if [ "$got" != "$rc" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-    bad "$what: exit $got (want $rc), output lacks /$pattern/:"
-    sed 's/^/    /' <<<"$out" | tail -40
-  else
-    ok "$what"
-  fi
-}
+source "$here/../lib/checks.sh"
 attnprof="$build/attnprof"
 
 out="$("$attnprof" run python.yaml --wide 2>&1)"
