@@ -45,37 +45,21 @@ PY
 git commit --quiet -am "compute the attention twice"
 slow="$(git rev-parse HEAD)"
 
-# A pull-request job of GitHub's, for the change HEAD_COMMIT onto BASE_COMMIT, as PR #NUMBER.
-pr_job() {  # pr_job NAME HEAD_COMMIT NUMBER
-  git checkout --quiet --detach "$2"
-  mkdir -p "$tmp/$1"
-  cat >"$tmp/$1/event.json" <<JSON
-{"pull_request": {"number": $3, "base": {"sha": "$base"}, "head": {"sha": "$2"}}}
-JSON
-  local rc=0 t0
-  t0="$(date +%s.%N)"
-  env GITHUB_ACTIONS=true GITHUB_EVENT_NAME=pull_request GITHUB_EVENT_PATH="$tmp/$1/event.json" \
-      GITHUB_REF="refs/pull/$3/merge" GITHUB_SHA="$2" GITHUB_REPOSITORY=acme/attention \
-      GITHUB_RUN_ID="$3" GITHUB_RUN_ATTEMPT=1 GITHUB_SERVER_URL=https://github.example \
-      GITHUB_WORKSPACE="$tmp/repo" RUNNER_TEMP="$tmp/$1/runner" \
-      GITHUB_STEP_SUMMARY="$tmp/$1/summary.md" GITHUB_OUTPUT="$tmp/$1/output" \
-      ATTNPROF_BUILD_COMMAND='cmake -S . -B build -G Ninja >/dev/null && cmake --build build' \
-      ATTNPROF_PLUGINS=build/libmy_attention.so ATTNPROF_SUITES=attnprof.yaml \
-      bash "$src/ci/github/gate.sh" >"$tmp/$1/log" 2>&1 || rc=$?
-  echo "$1: exit $rc in $(python3 -c "import time; print(round(time.time() - $t0))") s"
-  return "$rc"
-}
+source "$src/tests/lib/pr_job.sh"
+# The gate's inputs, as the repository's workflow gives them (docs/ci.md).
+inputs=("ATTNPROF_BUILD_COMMAND=cmake -S . -B build -G Ninja >/dev/null && cmake --build build"
+        ATTNPROF_PLUGINS=build/libmy_attention.so ATTNPROF_SUITES=attnprof.yaml)
 
 echo "== a comment-only change: identical code, passes without measuring"
 rc=0
-pr_job comment "$comment" 11 || rc=$?
+pr_job comment "$comment" 11 "${inputs[@]}" || rc=$?
 [ "$rc" = 0 ] || { cat "$tmp/comment/log"; fail "the comment-only change exited $rc, not 0"; }
 expect "$tmp/comment/log" "base and head built identical code"
 expect "$tmp/comment/summary.md" "## attnprof gate: passed"
 
 echo "== the attention computed twice: a regression, the op named, both commits named"
 rc=0
-pr_job slow "$slow" 12 || rc=$?
+pr_job slow "$slow" 12 "${inputs[@]}" || rc=$?
 [ "$rc" = 1 ] || { cat "$tmp/slow/log"; fail "the slow change exited $rc, not 1"; }
 md="$tmp/slow/runner/attnprof/attnprof/gate.md"
 [ -s "$md" ] || { cat "$tmp/slow/log"; fail "no $md"; }

@@ -60,33 +60,19 @@ printf '\nEagerAttention = TwiceAttention  # the attention computed twice\n' >>m
 git commit --quiet -am "compute the attention twice"
 slow="$(git rev-parse HEAD)"
 
-pr_job() {  # pr_job NAME HEAD_COMMIT NUMBER
-  git checkout --quiet --detach "$2"
-  mkdir -p "$tmp/$1"
-  cat >"$tmp/$1/event.json" <<JSON
-{"pull_request": {"number": $3, "base": {"sha": "$base"}, "head": {"sha": "$2"}}}
-JSON
-  local rc=0
-  env GITHUB_ACTIONS=true GITHUB_EVENT_NAME=pull_request GITHUB_EVENT_PATH="$tmp/$1/event.json" \
-      GITHUB_REF="refs/pull/$3/merge" GITHUB_SHA="$2" GITHUB_REPOSITORY=acme/attention \
-      GITHUB_RUN_ID="$3" GITHUB_RUN_ATTEMPT=1 GITHUB_SERVER_URL=https://github.example \
-      GITHUB_WORKSPACE="$tmp/repo" RUNNER_TEMP="$tmp/$1/runner" \
-      GITHUB_STEP_SUMMARY="$tmp/$1/summary.md" GITHUB_OUTPUT="$tmp/$1/output" \
-      ATTNPROF_SUITES=attnprof.yaml \
-      bash "$src/ci/github/gate.sh" >"$tmp/$1/log" 2>&1 || rc=$?
-  echo "$1: exit $rc"
-  return "$rc"
-}
+source "$src/tests/lib/pr_job.sh"
+# The gate's inputs: the suite alone, nothing to build (docs/ci.md).
+inputs=(ATTNPROF_SUITES=attnprof.yaml)
 
 echo "== a docs-only change: the same module on both sides, passes without measuring"
 rc=0
-pr_job docs "$docs" 21 || rc=$?
+pr_job docs "$docs" 21 "${inputs[@]}" || rc=$?
 [ "$rc" = 0 ] || { cat "$tmp/docs/log"; fail "the docs-only change exited $rc, not 0"; }
 expect "$tmp/docs/log" "base and head built identical code (1 file(s) compared: modules.py)"
 
 echo "== the module computes its attention twice: a regression, with the ops that moved"
 rc=0
-pr_job slow "$slow" 22 || rc=$?
+pr_job slow "$slow" 22 "${inputs[@]}" || rc=$?
 [ "$rc" = 1 ] || { cat "$tmp/slow/log"; fail "the slow change exited $rc, not 1"; }
 md="$tmp/slow/runner/attnprof/attnprof/gate.md"
 [ -s "$md" ] || { cat "$tmp/slow/log"; fail "no $md"; }
