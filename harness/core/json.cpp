@@ -214,6 +214,9 @@ json to_json(const core::Case& c) {
   // The worker reads a custom mask from this file: without it, a worker is handed the case
   // without its mask.
   if (!c.mask_file.empty()) j["mask_file"] = c.mask_file;
+  if (!c.documents.empty()) j["documents"] = c.documents;
+  if (c.prefix > 0) j["prefix"] = c.prefix;
+  if (!c.score_mod.empty()) j["score_mod"] = c.score_mod;
   if (!c.reference.empty()) j["reference"] = c.reference;
   if (!c.kernel_args.empty()) j["kernel_args"] = c.kernel_args;
   if (!c.reference_args.empty()) j["reference_args"] = c.reference_args;
@@ -252,6 +255,9 @@ core::Case case_from_json(const json& j) {
   c.mask = parse_enum(j, "mask", c.mask, core::parse_mask);
   get(j, "window", c.window);
   get(j, "mask_file", c.mask_file);
+  get(j, "documents", c.documents);
+  get(j, "prefix", c.prefix);
+  get(j, "score_mod", c.score_mod);
   get(j, "reference", c.reference);
   get(j, "kernel_args", c.kernel_args);
   get(j, "reference_args", c.reference_args);

@@ -15,7 +15,7 @@ namespace attnprof::core {
 
 enum class Phase { prefill, decode };
 enum class DType { fp32, fp16, bf16 };
-enum class MaskKind { none, causal, padding, sliding_window, custom };
+enum class MaskKind { none, causal, padding, sliding_window, custom, document, prefix };
 enum class Level { kernel, block, layer };
 
 // Attention geometry of a model (scenarios/models.yaml or inline in a scenario).
@@ -81,6 +81,13 @@ struct Case {
   MaskKind mask = MaskKind::none;
   int window = 0;               // sliding window size, for MaskKind::sliding_window
   std::string mask_file;        // MaskKind::custom: additive float mask file, absolute path
+  // MaskKind::document: the lengths of the documents packed into every sequence (the scenario's
+  // seq_lens under mask document; they sum to kv_len): a query sees the keys of its own document.
+  std::vector<int> documents;
+  int prefix = 0;  // MaskKind::prefix: the first `prefix` keys are seen by every query (prefix-LM)
+  // A score modifier applied to QK^T*scale before the mask and softmax (docs/scenarios.md): ""
+  // (none), "alibi", "softcap:CAP", "rel_bias" or "head_bias" (score_mod.h).
+  std::string score_mod;
   std::optional<double> scale;  // softmax scale; default 1/sqrt(head_dim)
   std::uint64_t seed = 0;       // input data seed
   // What the output is checked against before timing: empty for sdpa.math (the default),
@@ -229,7 +236,9 @@ inline constexpr EnumName<MaskKind> kMaskNames[] = {{MaskKind::none, "none"},
                                                     {MaskKind::causal, "causal"},
                                                     {MaskKind::padding, "padding"},
                                                     {MaskKind::sliding_window, "sliding_window"},
-                                                    {MaskKind::custom, "custom"}};
+                                                    {MaskKind::custom, "custom"},
+                                                    {MaskKind::document, "document"},
+                                                    {MaskKind::prefix, "prefix"}};
 inline constexpr EnumName<Level> kLevelNames[] = {
     {Level::kernel, "kernel"}, {Level::block, "block"}, {Level::layer, "layer"}};
 inline constexpr EnumName<CaseStatus> kCaseStatusNames[] = {{CaseStatus::ok, "ok"},

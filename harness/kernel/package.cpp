@@ -29,7 +29,7 @@ bool takes_mask_tensor(const core::Case& c) {
   if (c.mask == core::MaskKind::custom || padding) return true;
   if (c.mask == core::MaskKind::none) return false;
   if (c.mask == core::MaskKind::causal) return c.q_len != c.kv_len && c.q_len != 1;
-  return true;  // sliding_window
+  return true;  // sliding_window, document, prefix
 }
 
 std::vector<std::string> package_inputs(const core::Case& c) {

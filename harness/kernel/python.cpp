@@ -13,7 +13,13 @@ namespace attnprof::kernel {
 namespace fs = std::filesystem;
 
 bool is_python(std::string_view kernel) {
-  return kernel.starts_with(kPythonPrefix);
+  return kernel.starts_with(kPythonPrefix) || kernel.starts_with(kTransformersPrefix) ||
+         kernel == kFlexName || kernel.starts_with(std::string(kFlexName) + "@");
+}
+
+bool compiles(std::string_view kernel) {
+  const auto k = parse_python(kernel);
+  return k && k->compiles();
 }
 
 const std::vector<std::string>& compile_modes() {
@@ -28,8 +34,16 @@ std::optional<PythonKernel> parse_python(std::string_view kernel, std::string* w
     return std::nullopt;
   };
   if (!is_python(kernel)) return no("a Python kernel is py:PATH.py:NAME");
-  std::string_view rest = kernel.substr(kPythonPrefix.size());
   PythonKernel k;
+  std::string_view rest = kernel;
+  if (kernel.starts_with(kPythonPrefix)) {
+    rest = kernel.substr(kPythonPrefix.size());
+  } else if (kernel.starts_with(kTransformersPrefix)) {
+    k.source = PythonKernel::Source::transformers;
+    rest = kernel.substr(kTransformersPrefix.size());
+  } else {
+    k.source = PythonKernel::Source::flex;
+  }
   // A mode follows the last '@' unless that '@' is part of the path or name.
   if (const auto at = rest.rfind('@');
       at != std::string_view::npos && rest.find_first_of(":/", at) == std::string_view::npos) {
@@ -40,6 +54,20 @@ std::optional<PythonKernel> parse_python(std::string_view kernel, std::string* w
       return no(fmt::format("unknown torch.compile mode \"{}\" (modes: {})", k.mode,
                             fmt::join(modes, ", ")));
     if (k.mode == "compile") k.mode = "default";
+  }
+  if (k.source == PythonKernel::Source::flex) {
+    k.name = std::string(kFlexName);
+    return k;
+  }
+  if (k.source == PythonKernel::Source::transformers) {
+    static const std::regex hf_name("[A-Za-z_][A-Za-z0-9_|]*");
+    k.name = std::string(rest);
+    if (!std::regex_match(k.name, hf_name))
+      return no(fmt::format("\"{}\" is no attention function's name (hf:NAME, NAME one of "
+                            "transformers' attn_implementation names: eager, sdpa, "
+                            "flex_attention, ...)",
+                            k.name));
+    return k;
   }
   // The last colon separates the name, so that a path may hold colons of its own.
   const auto colon = rest.rfind(':');
@@ -57,6 +85,7 @@ std::optional<PythonKernel> parse_python(std::string_view kernel, std::string* w
 
 std::string python_file(std::string_view kernel, const std::string& scenario_file) {
   const auto k = parse_python(kernel);
+  if (k && k->builtin()) return "";
   fs::path p(k ? k->file : std::string(kernel));
   if (p.is_relative() && !scenario_file.empty()) p = fs::path(scenario_file).parent_path() / p;
   std::error_code ec;
@@ -65,7 +94,7 @@ std::string python_file(std::string_view kernel, const std::string& scenario_fil
 
 std::string absolute_python_kernel(std::string_view kernel, const std::string& scenario_file) {
   const auto k = parse_python(kernel);
-  if (!k) return std::string(kernel);
+  if (!k || k->builtin()) return std::string(kernel);
   // The mode as written: "@compile" stays "@compile", so the name still reads as the user's.
   const auto at = kernel.rfind('@');
   const std::string_view suffix = k->mode.empty() ? "" : kernel.substr(at);
@@ -78,7 +107,8 @@ std::vector<std::string> python_substitutes(const std::vector<core::Case>& cases
   std::vector<std::string> out, seen;
   for (const auto& c : cases) {
     const auto k = parse_python(c.kernel);
-    if (!k || std::find(seen.begin(), seen.end(), c.kernel) != seen.end()) continue;
+    if (!k || k->builtin() || std::find(seen.begin(), seen.end(), c.kernel) != seen.end())
+      continue;
     seen.push_back(c.kernel);
     const fs::path rel = fs::path(python_file(c.kernel, c.loc.file)).lexically_relative(repo);
     if (rel.empty() || *rel.begin() == "..") continue;

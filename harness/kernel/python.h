@@ -15,24 +15,45 @@
 namespace attnprof::kernel {
 
 inline constexpr std::string_view kPythonPrefix = "py:";
+// The built-in Python kernels, run by the same machinery (worker/kernel/variants/
+// python_builtins.py): "flex[@MODE]", FlexAttention with the case's mask as a block mask and its
+// score modifier as a score_mod; "hf:NAME[@MODE]", transformers' attention function NAME
+// (eager, sdpa, flex_attention, ...) called as its models call it.
+inline constexpr std::string_view kFlexName = "flex";
+inline constexpr std::string_view kTransformersPrefix = "hf:";
 
+// A user's module (py:), flex or hf: (all run in the worker's embedded Python).
 bool is_python(std::string_view kernel);
 
 struct PythonKernel {
-  std::string file;  // as written: PATH (relative to the scenario's folder unless absolute)
-  std::string name;  // a class, a factory, or the attention function itself
+  enum class Source { file, flex, transformers };
+  Source source = Source::file;
+  std::string file;  // as written: PATH (relative to the scenario's folder unless absolute);
+                     // empty for flex and hf:
+  std::string name;  // a class, a factory, or the attention function itself; "flex"; hf:'s NAME
   std::string mode;  // "" eager; else a torch.compile mode ("default" for @compile)
+  // Whether the case's first call compiles (a mode; transformers' flex_attention, which compiles
+  // FlexAttention itself as its models run it): it then gets the compile's time, a fresh cache
+  // and a worker of its own (docs/python.md).
+  bool compiles() const {
+    return !mode.empty() || (source == Source::transformers && name == "flex_attention");
+  }
+  bool builtin() const { return source != Source::file; }
 };
 
-// The parts of a "py:PATH.py:NAME[@MODE]" name, or why it is not one (for the message at the
-// spot): PATH must end in .py, NAME be a Python identifier, MODE one of compile_modes().
+// The parts of a "py:PATH.py:NAME[@MODE]", "flex[@MODE]" or "hf:NAME[@MODE]" name, or why it is
+// not one (for the message at the spot): PATH must end in .py, NAME be a Python identifier (hf:
+// names may hold '|', as transformers' "paged|eager"), MODE one of compile_modes().
 std::optional<PythonKernel> parse_python(std::string_view kernel, std::string* why = nullptr);
+
+// Whether `kernel` is a Python kernel whose first call compiles (PythonKernel::compiles).
+bool compiles(std::string_view kernel);
 
 // The modes torch.compile takes (torch._inductor.list_mode_options), plus "compile", which is
 // "default" under a shorter name. The worker checks the mode again against its torch.
 const std::vector<std::string>& compile_modes();
 
-// The module file of a "py:" kernel: PATH as given when absolute, else relative to the folder
+// The module file of a "py:" kernel (empty for flex and hf:, which have none): PATH as given when absolute, else relative to the folder
 // of the scenario file that names it (as aoti: packages and mask_file are), made absolute.
 std::string python_file(std::string_view kernel, const std::string& scenario_file);
 

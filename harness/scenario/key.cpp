@@ -1,5 +1,5 @@
 // Case keys: the identity of a case in baselines and history. Built only from what the case is
-// (model, phase, shape, dtype, mask, level, scale, seed, kernel), never from where or in which
+// (model, phase, shape, dtype, mask, score modifier, level, scale, seed, kernel), never from where or in which
 // order it was written, so reordering or splitting files keeps history attached.
 #include <fmt/format.h>
 
@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "harness/core/hash.h"
+#include "harness/kernel/score_mod.h"
 #include "harness/scenario/scenario.h"
 
 namespace attnprof::scenario {
@@ -33,10 +34,18 @@ std::string case_key(const core::Case& c) {
     case core::MaskKind::custom:
       shape += fmt::format("-custom.{}", std::filesystem::path(c.mask_file).stem().string());
       break;
+    case core::MaskKind::document:  // by a hash of the documents' lengths, as varlen
+      shape += fmt::format("-document.{:08x}", lengths_hash(c.documents));
+      break;
+    case core::MaskKind::prefix:
+      shape += fmt::format("-prefix{}", c.prefix);
+      break;
     default:
       shape += fmt::format("-{}", core::to_string(c.mask));
       break;
   }
+  if (const std::string mod = kernel::score_mod_key(c.score_mod); !mod.empty())
+    shape += "-" + mod;
   if (c.level != core::Level::kernel) shape += fmt::format("-{}", core::to_string(c.level));
   if (c.scale) shape += fmt::format("-scale{:g}", *c.scale);
   if (c.seed != 0) shape += fmt::format("-seed{}", c.seed);

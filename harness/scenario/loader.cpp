@@ -3,6 +3,7 @@
 // list-valued keys, minus exclude:, plus include:) -> checked core::Cases with stable keys.
 // Every problem becomes a diagnostic; load() throws them all together at the end.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/kernel/python.h"
+#include "harness/kernel/score_mod.h"
 #include "harness/scenario/diags.h"
 #include "harness/scenario/models.h"
 #include "harness/scenario/scenario.h"
@@ -36,12 +38,13 @@ namespace {
 const std::vector<std::string> param_keys = {
     "model",    "phase",    "level",   "batch",  "seq_len",   "kv_len", "q_len",
     "seq_lens", "dtype",    "mask",    "window", "mask_file", "scale",  "seed",
-    "kernels",  "hardware", "measure", "gate",   "reference", "kernel_args", "compile_cache"};
+    "kernels",  "hardware", "measure", "gate",   "reference", "kernel_args", "compile_cache",
+    "prefix",   "score_mod"};
 // The keys whose value may be a list, in the order the matrix varies them (the last fastest):
 // case order then depends on the keys' values, not on the order they were written in.
-const std::vector<std::string> axis_keys = {"model",  "level", "batch", "seq_len",
-                                            "kv_len", "q_len", "dtype", "mask",
-                                            "window", "scale", "seed",  "kernels"};
+const std::vector<std::string> axis_keys = {
+    "model", "level", "batch",  "seq_len",   "kv_len", "q_len",  "dtype",
+    "mask",  "window", "prefix", "score_mod", "scale",  "seed",  "kernels"};
 const std::vector<std::string> top_only_keys = {"name",   "description", "extends",
                                                 "models", "workloads",   "aliases"};
 const std::vector<std::string> workload_only_keys = {"name", "include", "exclude"};
@@ -537,7 +540,15 @@ class Loader {
       if (auto v = read_int(*batch, "batch", 1, 1 << 20, d)) c.batch = static_cast<int>(*v);
 
     const Node* len_node = read_lengths(get, c);  // where the attended length was set
-    if (const Node* sl = get("seq_lens")) read_seq_lens(*sl, batch, c, len_node);
+    if (const Node* sl = get("seq_lens")) {
+      // Under mask document the lengths are documents packed into each sequence, not the
+      // valid lengths of padded ones.
+      const Node* m = get("mask");
+      if (m && m->is_scalar() && m->scalar == core::to_string(core::MaskKind::document))
+        read_documents(*sl, c, len_node);
+      else
+        read_seq_lens(*sl, batch, c, len_node);
+    }
     if (c.phase == core::Phase::prefill && c.q_len == 0 && d.count() == errors_before)
       d.error(c.loc, "prefill needs seq_len");
     if (c.model.max_positions > 0 && c.kv_len > c.model.max_positions)
@@ -551,6 +562,16 @@ class Loader {
       if (s) c.dtype = *core::parse_dtype(*s);
     }
     read_mask(ctx, get, c, c.loc);
+    if (const Node* sm = get("score_mod")) {
+      std::string why;
+      if (!sm->is_scalar())
+        d.error(sm->loc, fmt::format("score_mod: expected one of {}, {}",
+                                     fmt::join(kernel::score_mod_forms(), ", "), got(*sm)));
+      else if (!kernel::parse_score_mod(sm->scalar, &why))
+        d.error(sm->loc, "score_mod: " + why);
+      else if (sm->scalar != "none")
+        c.score_mod = sm->scalar;
+    }
     if (const Node* s = get("scale")) c.scale = read_positive(*s, "scale", d);
     if (const Node* s = get("seed"))
       if (auto v = read_int(*s, "seed", 0, std::numeric_limits<long long>::max(), d))
@@ -608,7 +629,7 @@ class Loader {
         }
       }
       if (!chosen) continue;
-      if (!kernel::is_python(*name)) {
+      if (const auto py = kernel::parse_python(*name); !py || py->builtin()) {
         m_diags.error(chosen->key_loc,
                       fmt::format("kernel_args: kernel \"{}\" is no Python kernel (only "
                                   "py:PATH.py:NAME kernels take arguments)",
@@ -806,6 +827,37 @@ class Loader {
           lo + static_cast<long long>(splitmix64(state) % static_cast<std::uint64_t>(hi - lo + 1)));
   }
 
+  // seq_lens under mask document: the lengths of the documents packed into every sequence of
+  // the batch, in order; they fill it (seq_len, or kv_len for decode, is their sum).
+  void read_documents(const Node& n, core::Case& c, const Node*& len_node) {
+    Diags& d = m_diags;
+    const bool prefill = c.phase == core::Phase::prefill;
+    if (!n.is_seq() || n.items.empty()) {
+      d.error(n.loc, "seq_lens: mask document needs the documents' lengths as a list "
+                     "(seq_lens: [100, 28], packed into each sequence)");
+      return;
+    }
+    std::vector<int> lens;
+    long long sum = 0;
+    for (const auto& i : n.items)
+      if (auto v = read_int(i, "seq_lens", 1, max_len, d)) {
+        lens.push_back(static_cast<int>(*v));
+        sum += *v;
+      }
+    if (lens.size() != n.items.size()) return;
+    if (prefill && c.q_len == 0 && sum <= max_len) {  // no seq_len: the documents' sum
+      c.q_len = c.kv_len = static_cast<int>(sum);
+      len_node = &n;
+    }
+    if (sum != c.kv_len) {
+      d.error(n.loc, fmt::format("seq_lens: the documents' lengths sum to {}, {} is {} (mask "
+                                 "document packs them into each sequence, filling it)",
+                                 sum, prefill ? "seq_len" : "kv_len", c.kv_len));
+      return;
+    }
+    c.documents = std::move(lens);
+  }
+
   void read_mask(const SuiteCtx& ctx, const CaseValues& get, core::Case& c,
                  const core::SourceLoc& loc) {
     Diags& d = m_diags;
@@ -838,6 +890,18 @@ class Loader {
                 fmt::format("window {} is not smaller than the sequence ({}): the mask is plain "
                             "causal; use mask causal",
                             c.window, c.kv_len));
+    }
+    if (c.mask == core::MaskKind::document && c.documents.empty() && !get("seq_lens"))
+      d.error(m->loc, "mask document needs seq_lens: the lengths of the documents packed into "
+                      "each sequence");
+    const Node* pre = get("prefix");
+    if (pre && c.mask != core::MaskKind::prefix)
+      d.error(pre->loc, "prefix applies only to mask prefix");
+    if (c.mask == core::MaskKind::prefix) {
+      if (!pre)
+        d.error(m->loc, "mask prefix needs prefix: N (the first N keys, which every query sees)");
+      else if (auto v = read_int(*pre, "prefix", 1, std::max(1, c.kv_len), d))
+        c.prefix = static_cast<int>(*v);
     }
     if (f && c.mask != core::MaskKind::custom)
       d.error(f->loc, "mask_file applies only to mask custom");

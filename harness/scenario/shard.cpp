@@ -5,44 +5,16 @@
 #include <cmath>
 #include <numeric>
 
+#include "harness/kernel/flops.h"
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/values.h"
 #include "harness/util/error.h"
 
 namespace attnprof::scenario {
 
-// Query-key pairs the mask lets through for one sequence with `keys` valid keys: the work of
-// QK^T and PV. Causal is bottom-right aligned: query i sits at position keys - q + i.
-static double visible_pairs(const core::Case& c, double keys) {
-  const double q = c.q_len;
-  switch (c.mask) {
-    case core::MaskKind::causal:
-    case core::MaskKind::sliding_window: {
-      // Query at position p sees min(p + 1, window) keys.
-      double total = 0;
-      const double first = keys - q;  // position of query 0
-      const double w = c.mask == core::MaskKind::sliding_window && c.window > 0 ? c.window : keys;
-      // Sum over p in [first, first + q) of min(p + 1, w), in closed form.
-      double lo = std::max(first, 0.0), hi = first + q;  // [lo, hi)
-      double split = std::clamp(w - 1, lo, hi);          // below split: p + 1 < w
-      total += (split - lo) * (lo + split + 1) / 2;      // sum of p+1 over [lo, split)
-      total += (hi - split) * w;
-      return total;
-    }
-    default:
-      return q * keys;
-  }
-}
-
 double case_flops(const core::Case& c) {
   const auto& g = c.model;
-  double pairs = 0;
-  if (c.seq_lens.empty()) {
-    pairs = c.batch * visible_pairs(c, c.kv_len);
-  } else {
-    for (int len : c.seq_lens) pairs += visible_pairs(c, std::max(len, c.q_len));
-  }
-  double flops = 4.0 * g.heads * g.head_dim * pairs;
+  double flops = kernel::attention_flops(c);  // the one FLOP definition
   const double tokens = static_cast<double>(c.batch) * c.q_len;
   if (c.level != core::Level::kernel) {
     flops += 2 * tokens * g.hidden * (g.heads + 2.0 * g.kv_heads) * g.head_dim;  // QKV

@@ -53,8 +53,7 @@ core::CaseResult result_of(const json& reply, const std::string& label) {
 
 std::chrono::milliseconds case_timeout(const core::Case& c, double override_s) {
   // A torch.compile variant compiles before its warm-up: a minute a graph on two busy cores.
-  const auto py = kernel::parse_python(c.kernel);
-  const double compile_s = py && !py->mode.empty() ? 600.0 : 0.0;
+  const double compile_s = kernel::compiles(c.kernel) ? 600.0 : 0.0;
   const double s = override_s > 0 ? override_s
                                   : 60.0 + compile_s +
                                         3.0 * (c.measure.warmup_ms / 1000.0 + c.measure.time_budget_s);
@@ -147,8 +146,9 @@ std::optional<core::CaseResult> Supervisor::guarded(const core::Case& c, F&& f) 
     std::string why = f.what();
     // A Python module that killed its worker: where in the user's file, from the stack the
     // worker wrote as it died.
-    if (kernel::is_python(c.kernel))
-      if (auto at = kernel::python_frame(m_stderr, kernel::python_file(c.kernel, c.loc.file)))
+    if (const std::string file = kernel::python_file(c.kernel, c.loc.file);
+        kernel::is_python(c.kernel) && !file.empty())
+      if (auto at = kernel::python_frame(m_stderr, file))
         why += "; the Python module's last frame: " + *at;
     return error_result(c, why);
   }

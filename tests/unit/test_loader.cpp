@@ -489,8 +489,8 @@ workloads: [{model: bert-base, seq_len: 1024}]
           "t.yaml:5:25: mask custom needs mask_file: (an additive mask file)\n"
           "t.yaml:6:44: mask_file: nowhere.pt: cannot open file\n"
           "t.yaml:7:30: mask_file applies only to mask custom\n"
-          "t.yaml:8:25: mask: expected one of none, causal, padding, sliding_window, custom, got "
-          "\"casual\" (did you mean \"causal\"?)");
+          "t.yaml:8:25: mask: expected one of none, causal, padding, sliding_window, custom, "
+          "document, prefix, got \"casual\" (did you mean \"causal\"?)");
     CHECK(errors("model: gpt2\nworkloads:\n  - {batch: 2, seq_len: 64, seq_lens: [64, 32, 16]}\n"
                  "  - {seq_len: 64, seq_lens: [65]}\n"
                  "  - {seq_len: 64, seq_lens: {max: 100}}\n"
@@ -500,6 +500,41 @@ workloads: [{model: bert-base, seq_len: 1024}]
           "t.yaml:5:35: seq_lens: max 100 exceeds seq_len 64\n"
           "t.yaml:6:29: seq_lens: min 50 exceeds max 40\n"
           "t.yaml:6:62: distribution: expected one of uniform, got \"normal\"");
+  }
+
+  TEST_CASE("document and prefix masks, score modifiers: cases, keys and bad values") {
+    auto s = scenario::load_text(
+        "model: gpt2\nkernels: [flex]\nworkloads:\n"
+        "  - {mask: document, seq_lens: [100, 28], score_mod: [none, alibi, 'softcap:30']}\n"
+        "  - {seq_len: 64, batch: 2, mask: prefix, prefix: 16, score_mod: head_bias}\n",
+        "t.yaml", registry());
+    check_keys(s, {"gpt2/prefill/b1-s128-fp32-document.02cbfe02/flex",
+                   "gpt2/prefill/b1-s128-fp32-document.02cbfe02-alibi/flex",
+                   "gpt2/prefill/b1-s128-fp32-document.02cbfe02-softcap30/flex",
+                   "gpt2/prefill/b2-s64-fp32-prefix16-head_bias/flex"});
+    CHECK(s.cases[0].documents == std::vector<int>{100, 28});
+    CHECK(s.cases[0].seq_lens.empty());  // packed, not padded
+    CHECK(s.cases[0].mask == core::MaskKind::document);
+    CHECK(s.cases[2].score_mod == "softcap:30");
+    CHECK(s.cases[3].prefix == 16);
+    CHECK(s.cases[3].batch == 2);
+    CHECK(errors("model: gpt2\nworkloads:\n  - {seq_len: 64, score_mod: alibii}\n"
+                 "  - {seq_len: 64, score_mod: 'softcap:0'}\n"
+                 "  - {seq_len: 64, mask: document, seq_lens: [30, 30]}\n"
+                 "  - {seq_len: 64, mask: document}\n"
+                 "  - {seq_len: 64, mask: prefix}\n"
+                 "  - {seq_len: 64, prefix: 8}\n"
+                 "  - {seq_len: 64, mask: prefix, prefix: 65}\n") ==
+          "t.yaml:3:30: score_mod: unknown score modifier \"alibii\" (modifiers: none, alibi, "
+          "softcap:CAP, rel_bias, head_bias)\n"
+          "t.yaml:4:30: score_mod: softcap's cap 0 is out of range [1, 10000]\n"
+          "t.yaml:5:45: seq_lens: the documents' lengths sum to 60, seq_len is 64 (mask "
+          "document packs them into each sequence, filling it)\n"
+          "t.yaml:6:25: mask document needs seq_lens: the lengths of the documents packed into "
+          "each sequence\n"
+          "t.yaml:7:25: mask prefix needs prefix: N (the first N keys, which every query sees)\n"
+          "t.yaml:8:27: prefix applies only to mask prefix\n"
+          "t.yaml:9:41: prefix must be at most 64, got 65");
   }
 
   TEST_CASE("unknown kernels and models with did-you-mean; patterns that match nothing") {

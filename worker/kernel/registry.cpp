@@ -2,9 +2,14 @@
 // and byte models of attention for the roofline.
 #include "worker/kernel/registry.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <stdexcept>
 
+#include "harness/kernel/python.h"
+#include "harness/kernel/score_mod.h"
 #include "worker/kernel/variants/variants.h"
 
 namespace attnprof::kernel {
@@ -42,6 +47,29 @@ std::vector<at::Tensor> convention_args(const BlockInputs& in) {
   return args;
 }
 
+std::optional<std::string> unsupported(const Variant& v, const core::Case& c) {
+  std::string why;
+  const auto mod = parse_score_mod(c.score_mod, &why);
+  if (!mod) return fmt::format("score_mod: {}", why);
+  if (mod->kind != ScoreMod::Kind::none &&
+      std::find(v.score_mods.begin(), v.score_mods.end(), mod->name()) == v.score_mods.end()) {
+    // The built-in kernels that do, a family as one "sdpa.*".
+    std::vector<std::string> can;
+    for (const auto& other : registry().all()) {
+      if (is_python(other.name) || std::find(other.score_mods.begin(), other.score_mods.end(),
+                                             mod->name()) == other.score_mods.end())
+        continue;
+      const auto dot = other.name.find('.');
+      const std::string family =
+          dot == std::string::npos ? other.name : other.name.substr(0, dot) + ".*";
+      if (std::find(can.begin(), can.end(), family) == can.end()) can.push_back(family);
+    }
+    return fmt::format("{} computes no score modifier {} (kernels that do: {}flex, hf:...)",
+                       v.name, mod->name(), can.empty() ? "" : fmt::format("{}, ", fmt::join(can, ", ")));
+  }
+  return v.unsupported(c);
+}
+
 bool replaces_workload(const core::Case& c, const Variant& v) {
   return c.level != core::Level::kernel && v.launch_block != nullptr;
 }
@@ -61,39 +89,6 @@ Registry& registry() {
     return reg;
   }();
   return r;
-}
-
-// Query-key pairs a kernel must score: every (query, key) that the case's causal, window and
-// padding rules leave visible, with the positions kernels/attention_params.h defines (prefill:
-// query i at i; decode: the queries end at each sequence's valid length). Custom masks count
-// in full: their zeros are data, not structure.
-double attention_pairs(const core::Case& c) {
-  const bool causal = c.mask == core::MaskKind::causal;
-  const bool window = c.mask == core::MaskKind::sliding_window && c.window > 0;
-  double pairs = 0;
-  for (int b = 0; b < c.batch; ++b) {
-    const int len =
-        c.seq_lens.empty()
-            ? c.kv_len
-            : std::min(c.kv_len, c.seq_lens[static_cast<size_t>(b) % c.seq_lens.size()]);
-    if (!causal && !window) {
-      pairs += double(c.q_len) * len;
-      continue;
-    }
-    const int first = c.q_len == c.kv_len ? 0 : len - c.q_len;
-    for (int i = 0; i < c.q_len; ++i) {
-      const int pos = first + i;
-      const int hi = std::min(len, pos + 1);
-      const int lo = window ? std::max(0, pos - c.window + 1) : 0;
-      pairs += std::max(0, hi - lo);
-    }
-  }
-  return pairs;
-}
-
-double attention_flops(const core::Case& c) {
-  // Two matrix products (QK^T and PV), 2 FLOPs per multiply-add, per visible pair and head.
-  return 4.0 * c.model.heads * c.model.head_dim * attention_pairs(c);
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/core/types.h"
+#include "harness/kernel/flops.h"
 
 namespace attnprof::kernel {
 
@@ -68,7 +69,14 @@ struct Variant {
   // Optional, at the case's end: metrics of the variant's own (a torch.compile variant's
   // compile.* figures), stored with the case's, never samples.
   std::function<std::map<std::string, double>()> metrics;
+  // The score modifiers (harness/kernel/score_mod.h, by family: "alibi", "softcap", ...) it
+  // computes; a case with another is skipped, naming it (see unsupported below).
+  std::vector<std::string> score_mods;
 };
+
+// Why `v` cannot run case `c`, or nullopt: its score modifier first (Variant::score_mods), then
+// the variant's own predicate. The runner and the reference check ask this, never v.unsupported.
+std::optional<std::string> unsupported(const Variant& v, const core::Case& c);
 
 // The arguments a whole-module kernel (an aoti: package, a py: module) is called with, in the
 // order of docs/scenarios.md's calling convention (harness/kernel/package.h, package_inputs):
@@ -96,14 +104,11 @@ class Registry {
 // The process-wide registry with every built-in variant (and plugins once loaded).
 Registry& registry();
 
-// FLOP and byte models for attention forward: 4*H*D FLOPs (QK^T and PV) per visible
-// query-key pair (causal, sliding window and padding counted exactly, attention_pairs); bytes =
+// The byte model for attention forward (the FLOPs are harness/kernel/flops.h's): bytes =
 // |Q|+|K|+|V|+|O| at the case's dtype with K and V at each sequence's own length (the minimum
 // traffic of a fused kernel), plus, per variant (c.kernel), what it moves besides: cuda.naive's
 // fp32 score matrix. Other unfused paths move more than modelled, which their lower bandwidth
 // figure shows.
-double attention_pairs(const core::Case&);
-double attention_flops(const core::Case&);
 double attention_bytes(const core::Case&);
 
 }  // namespace attnprof::kernel

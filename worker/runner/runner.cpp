@@ -96,7 +96,11 @@ void add_machine_metrics(core::CaseResult& r) {
 void add_roofline_metrics(core::CaseResult& r) {
   if (r.spec.level != core::Level::kernel || r.summary.median_ns <= 0) return;
   const double s = r.summary.median_ns * 1e-9;
+  // TFLOP/s from useful FLOPs (kernel/flops.h), so that rows compare; a kernel that reports the
+  // FLOPs it executes (flex: every pair eagerly, its unskipped blocks compiled) gets that rate too.
   r.metrics["throughput.tflops"] = kernel::attention_flops(r.spec) / s / 1e12;
+  if (const auto e = r.metrics.find("flops.executed"); e != r.metrics.end())
+    r.metrics["throughput.executed_tflops"] = e->second / s / 1e12;
   r.metrics["bandwidth.achieved_gbps"] = kernel::attention_bytes(r.spec) / s / 1e9;
 }
 
@@ -159,7 +163,7 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
     m_result = with_status(c, core::CaseStatus::error, missing);
     return;
   }
-  if (auto why = v->unsupported(c)) {
+  if (auto why = kernel::unsupported(*v, c)) {
     m_result = with_status(c, core::CaseStatus::skipped, *why);
     return;
   }

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "harness/kernel/package.h"
+#include "harness/kernel/score_mod.h"
 #include "harness/scenario/scenario.h"
 #include "harness/util/error.h"
 
@@ -55,7 +56,8 @@ at::Tensor load_additive_mask(const core::Case& c) {
 
 }  // namespace
 
-at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device device) {
+at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device device,
+                     bool always) {
   const int64_t sq = c.q_len, sk = c.kv_len;
   if (c.mask == core::MaskKind::custom) {
     at::Tensor m = load_additive_mask(c);
@@ -69,22 +71,58 @@ at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device
   }
   const bool causal = c.mask == core::MaskKind::causal;
   const bool window = c.mask == core::MaskKind::sliding_window && c.window > 0;
+  const bool prefix = c.mask == core::MaskKind::prefix;
+  const bool document = c.mask == core::MaskKind::document;
   const bool padding = seq_lens.defined();
   // None without padding; causal prefill (is_causal says it) and a decode query (Sq = 1, sees
   // every key): no mask at all. The same rule tells a compiled package whether it takes one.
-  if (!kernel::takes_mask_tensor(c)) return {};
+  if (!always && !kernel::takes_mask_tensor(c)) return {};
   // Positions as kernels/attention_params.h's key_range defines them: prefill (Sq == Sk)
   // query i at position i; decode, the queries are the last Sq tokens of each sequence's valid
   // length (all Sk keys without padding: bottom-right alignment).
-  at::Tensor lens = padding ? seq_lens.to(at::kLong).cpu().view({c.batch, 1, 1})
-                            : at::full({c.batch, 1, 1}, sk, at::kLong);
-  at::Tensor i = at::arange(0, sq, at::kLong).view({1, sq, 1});
-  at::Tensor qpos = sq == sk ? i.expand({c.batch, sq, 1}) : lens - sq + i;  // [B, Sq, 1]
-  at::Tensor kpos = at::arange(0, sk, at::kLong).view({1, 1, sk});
-  at::Tensor keep = kpos < lens;  // [B, 1, Sk]: padding
-  if (causal || window) keep = keep.logical_and(kpos <= qpos);
-  if (window) keep = keep.logical_and(kpos > qpos - c.window);
+  const Positions p = positions(c, seq_lens);
+  at::Tensor keep = p.kpos < p.lens;  // [B, 1, Sk]: padding
+  if (causal || window) keep = keep.logical_and(p.kpos <= p.qpos);
+  if (window) keep = keep.logical_and(p.kpos > p.qpos - c.window);
+  if (prefix) keep = keep.logical_and((p.kpos < c.prefix).logical_or(p.kpos <= p.qpos));
+  if (document) {
+    // Each position's document: the index of the packed document it falls in.
+    at::Tensor doc = at::repeat_interleave(
+        at::arange(0, static_cast<int64_t>(c.documents.size()), at::kLong),
+        at::tensor(std::vector<int64_t>(c.documents.begin(), c.documents.end()), at::kLong));
+    keep = keep.logical_and(doc.index({p.qpos}).eq(doc.view({1, 1, sk})));
+  }
   return keep.expand({c.batch, sq, sk}).reshape({c.batch, 1, sq, sk}).to(device);
+}
+
+Positions positions(const core::Case& c, const at::Tensor& seq_lens) {
+  const int64_t sq = c.q_len, sk = c.kv_len;
+  Positions p;
+  p.lens = seq_lens.defined() ? seq_lens.to(at::kLong).cpu().view({c.batch, 1, 1})
+                              : at::full({c.batch, 1, 1}, sk, at::kLong);
+  at::Tensor i = at::arange(0, sq, at::kLong).view({1, sq, 1});
+  p.qpos = sq == sk ? i.expand({c.batch, sq, 1}) : p.lens - sq + i;  // [B, Sq, 1]
+  p.kpos = at::arange(0, sk, at::kLong).view({1, 1, sk});
+  return p;
+}
+
+at::Tensor score_bias(const core::Case& c, const at::Tensor& seq_lens) {
+  const auto mod = kernel::parse_score_mod(c.score_mod);
+  if (!mod || !mod->additive()) return {};
+  const Positions p = positions(c, seq_lens);
+  const int64_t h = c.model.heads;
+  at::Tensor head = at::arange(0, h, at::kDouble).view({1, h, 1, 1});
+  at::Tensor q = p.qpos.to(at::kDouble).unsqueeze(1), k = p.kpos.to(at::kDouble).unsqueeze(1);
+  switch (mod->kind) {
+    case kernel::ScoreMod::Kind::alibi:  // slope_h * (k - q), slope_h = 2^(-8 (h+1) / H)
+      return at::exp2(-8.0 * (head + 1) / double(h)) * (k - q);
+    case kernel::ScoreMod::Kind::rel_bias:
+      return (q - k).expand({c.batch, h, c.q_len, c.kv_len});
+    case kernel::ScoreMod::Kind::head_bias:
+      return (2 * head).expand({c.batch, h, c.q_len, c.kv_len});
+    default:
+      return {};
+  }
 }
 
 kernel::Inputs make_inputs(const core::Case& c) {
@@ -103,7 +141,19 @@ kernel::Inputs make_inputs(const core::Case& c) {
   in.v = randn({c.batch, c.model.kv_heads, c.kv_len, c.model.head_dim});
   if (!c.seq_lens.empty())
     in.seq_lens = at::tensor(std::vector<int>(c.seq_lens.begin(), c.seq_lens.end()), at::kInt);
-  in.mask = make_mask(c, in.seq_lens, dev);
+  // An additive score modifier joins the mask: one additive float mask [B, H, Sq, Sk] that
+  // eager and sdpa.* add to the scores, -inf where the mask (explicit then, causal too) hides a
+  // key.
+  at::Tensor bias = score_bias(c, in.seq_lens);
+  in.mask = make_mask(c, in.seq_lens, dev, /*always=*/bias.defined());
+  if (bias.defined()) {
+    bias = bias.expand({c.batch, c.model.heads, c.q_len, c.kv_len}).to(at::kFloat);
+    if (in.mask.scalar_type() == at::kBool)
+      bias = bias.masked_fill(in.mask.cpu().logical_not(), -INFINITY);
+    else
+      bias = bias + in.mask.cpu().to(at::kFloat);
+    in.mask = bias.contiguous().to(dev, dtype);
+  }
   if (in.seq_lens.defined()) in.seq_lens = in.seq_lens.to(dev);
   in.scale = kernel::softmax_scale(c);
   return in;

@@ -19,8 +19,23 @@ at::ScalarType scalar_type_of(core::DType d);
 kernel::Inputs make_inputs(const core::Case& c);
 
 // Boolean [B, 1, Sq, Sk] "may attend" mask for a case (true = keep), or an undefined tensor
-// when none is needed (no mask, or a causal prefill that is_causal expresses exactly).
-at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device device);
+// when none is needed (no mask, or a causal prefill that is_causal expresses exactly). With an
+// additive score modifier, make_inputs turns it into an additive float mask [B, H, Sq, Sk].
+// `always`: the mask even where is_causal or nothing would do (an additive modifier needs it).
+at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device device,
+                     bool always = false);
+
+// Positions as the masks and score modifiers use them (docs/scenarios.md): each sequence's valid
+// keys `lens` [B, 1, 1], the queries' positions `qpos` [B, Sq, 1] (prefill: query i at i;
+// decode: the last Sq of the valid keys) and the keys' `kpos` [1, 1, Sk]; on the CPU.
+struct Positions {
+  at::Tensor lens, qpos, kpos;
+};
+Positions positions(const core::Case& c, const at::Tensor& seq_lens);
+
+// An additive score modifier's bias [B or 1, H, Sq, Sk] (fp64, on the CPU), or an undefined
+// tensor for none and softcap (which eager applies itself).
+at::Tensor score_bias(const core::Case& c, const at::Tensor& seq_lens);
 
 // The name of the user scope around each kernel call: "attnprof::<variant>".
 std::string attention_scope(std::string_view variant);

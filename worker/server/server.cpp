@@ -195,8 +195,7 @@ class Server {
 
   // A torch.compile case from a fresh compile cache (docs/python.md).
   static bool compiled_fresh(const core::Case& c) {
-    const auto py = kernel::parse_python(c.kernel);
-    return py && !py->mode.empty() && !c.compile_cache_warm;
+    return kernel::compiles(c.kernel) && !c.compile_cache_warm;
   }
 
   json result_reply(const core::CaseResult& r, const core::Case& asked, bool& exit_after) {

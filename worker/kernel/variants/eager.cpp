@@ -1,6 +1,7 @@
 // "Standard attention" as separate ATen ops: QK^T, scale, mask, softmax, PV. Each step is its
 // own op (and kernel), so the cost matrix shows the memory-bound softmax and masking that a
 // fused kernel hides.
+#include "harness/kernel/score_mod.h"
 #include "worker/kernel/variants/variants.h"
 
 namespace attnprof::kernel {
@@ -18,6 +19,10 @@ void register_eager(Registry& r) {
       vv = vv.repeat_interleave(group, 1);
     }
     at::Tensor scores = at::matmul(in.q, k.transpose(-2, -1)).mul_(in.scale);
+    // The score modifiers: softcap here; the additive ones came with the mask (workload.cpp).
+    if (const auto mod = parse_score_mod(in.spec->score_mod);
+        mod && mod->kind == ScoreMod::Kind::softcap)
+      scores = scores.div(mod->cap).tanh_().mul_(mod->cap);
     if (in.mask.defined() && in.mask.scalar_type() != at::kBool) {
       scores.add_(in.mask);  // custom additive mask
     } else if (in.mask.defined()) {
@@ -33,6 +38,7 @@ void register_eager(Registry& r) {
     return at::matmul(p, vv);
   };
   v.chosen_backend = [](const Inputs&) { return std::string("eager"); };
+  v.score_mods = {"alibi", "softcap", "rel_bias", "head_bias"};
   r.add(std::move(v));
 }
 

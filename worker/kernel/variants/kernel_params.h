@@ -41,7 +41,10 @@ inline kernels::AttentionParams case_params(const core::Case& c) {
   p.window = c.mask == core::MaskKind::sliding_window ? c.window : 0;
   static const float placeholder_mask = 0;
   static const int placeholder_len = 0;
-  if (c.mask == core::MaskKind::custom) p.mask = &placeholder_mask, p.mask_batch = 1;
+  // Document and prefix masks reach the kernels as additive masks (bind_params).
+  if (c.mask == core::MaskKind::custom || c.mask == core::MaskKind::document ||
+      c.mask == core::MaskKind::prefix)
+    p.mask = &placeholder_mask, p.mask_batch = 1;
   if (!c.seq_lens.empty()) p.seq_lens = &placeholder_len;
   return p;
 }
@@ -69,9 +72,18 @@ inline BoundParams bind_params(const Inputs& in, const at::Tensor& out) {
   p.set_contiguous_bhsd();
   p.scale = static_cast<float>(in.scale);
   if (in.seq_lens.defined()) p.seq_lens = in.seq_lens.data_ptr<int>();
-  // A bool mask is the case's own mask kind, which the kernels apply natively; an additive one
-  // is the custom mask (with padding folded in by the workload).
-  if (in.mask.defined() && in.mask.scalar_type() != at::kBool) {
+  // A bool mask is the case's own mask kind, which the kernels apply natively (but document and
+  // prefix); an additive one is the custom mask (with padding folded in by the workload).
+  const bool structured =
+      in.spec->mask == core::MaskKind::document || in.spec->mask == core::MaskKind::prefix;
+  if (in.mask.defined() && in.mask.scalar_type() == at::kBool && structured) {
+    // Masks the kernels have no rule for: as an additive mask, 0 where kept, -inf elsewhere.
+    b.mask_f32 = at::zeros(in.mask.sizes(), in.mask.options().dtype(at::kFloat))
+                     .masked_fill_(in.mask.logical_not(), -INFINITY)
+                     .contiguous();
+    p.mask = b.mask_f32.data_ptr<float>();
+    p.mask_batch = int(b.mask_f32.size(0));
+  } else if (in.mask.defined() && in.mask.scalar_type() != at::kBool) {
     b.mask_f32 = in.mask.to(at::kFloat).contiguous();
     p.mask = b.mask_f32.data_ptr<float>();
     p.mask_batch = int(b.mask_f32.size(0));

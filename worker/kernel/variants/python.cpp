@@ -42,6 +42,7 @@
 #include <memory>
 #include <mutex>
 
+#include "harness/core/json.h"
 #include "harness/kernel/package.h"
 #include "harness/kernel/python.h"
 #include "worker/kernel/variants/variants.h"
@@ -113,6 +114,25 @@ class Interpreter {
     return i;
   }
   PyObject* runtime() const { return m_runtime; }
+  PyObject* builtins() const { return m_builtins; }
+
+  // Whether the pending Python exception is the built-in kernels' Unsupported (a skip).
+  bool pending_unsupported() const {
+    Ref cls(m_builtins ? PyObject_GetAttrString(m_builtins, "Unsupported") : nullptr);
+    return cls && PyErr_ExceptionMatches(cls.get());
+  }
+
+  // The pending exception's text alone (for a skip's reason). Clears it.
+  std::string message() {
+    PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+    PyErr_Fetch(&type, &value, &tb);
+    Ref t(type), v(value), trace(tb);
+    Ref text(v ? PyObject_Str(v.get()) : nullptr);
+    const char* s = text ? PyUnicode_AsUTF8(text.get()) : nullptr;
+    std::string out = s ? s : "unknown reason";
+    PyErr_Clear();
+    return out;
+  }
 
   // The pending Python exception as one line naming the user's file and line (see
   // python_runtime.describe), with the log file of its whole traceback. Clears it.
@@ -169,6 +189,12 @@ class Interpreter {
                                 Py_file_input));
       if (code) m_runtime = PyImport_ExecCodeModule("attnprof_python_runtime", code.get());
     }
+    if (m_runtime) {
+      Ref code(Py_CompileString(kPythonBuiltinsSource, "<attnprof python_builtins.py>",
+                                Py_file_input));
+      if (code) m_builtins = PyImport_ExecCodeModule("attnprof_python_builtins", code.get());
+      if (!m_builtins) m_runtime = nullptr;  // described below, as the runtime's failure
+    }
     if (!m_runtime) {
       PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
       PyErr_Fetch(&type, &value, &tb);
@@ -184,6 +210,7 @@ class Interpreter {
   }
 
   PyObject* m_runtime = nullptr;
+  PyObject* m_builtins = nullptr;
   std::string m_error;
 };
 
@@ -199,6 +226,9 @@ struct Loaded {
   std::string scope;         // the cost matrix's interpreter row
   std::string mode;          // "" eager
   std::string torch_version;
+  std::string runs;          // flex and hf: what runs ("transformers 5.25.0 sdpa attention")
+  bool builtin = false;      // flex or hf:
+  bool compiles = false;     // the first call compiles (PythonKernel::compiles)
   Ref fn;
   core::Level level = core::Level::kernel;
   bool first_call = true;
@@ -241,6 +271,35 @@ std::map<std::string, double> counters(Interpreter& py, const Loaded& p) {
   return out;
 }
 
+// flex or hf:NAME for the case (python_builtins.py): the callable, the figures measured while
+// making it (the block mask's build time, the FLOPs it executes) as the case's metrics, and what
+// runs. A case the kernel cannot express is skipped with its reason.
+void make_builtin(Interpreter& py, Loaded& p, const PythonKernel& k, const core::Case& c) {
+  const std::string case_json = core::to_json(c).dump();
+  const bool flex = k.source == PythonKernel::Source::flex;
+  Ref made(flex ? PyObject_CallMethod(py.builtins(), "make_flex", "si", case_json.c_str(),
+                                      k.mode.empty() ? 0 : 1)
+                : PyObject_CallMethod(py.builtins(), "make_hf", "ss", k.name.c_str(),
+                                      case_json.c_str()));
+  if (!made) {
+    if (py.pending_unsupported()) throw Unsupported(fmt::format("{}: {}", c.kernel, py.message()));
+    throw std::runtime_error(py.error("", c.kernel));
+  }
+  PyObject* fn = PyTuple_GetItem(made.get(), 0);
+  PyObject* figures = PyTuple_GetItem(made.get(), 1);
+  const char* runs = PyUnicode_AsUTF8(PyTuple_GetItem(made.get(), 2));
+  p.runs = runs ? runs : c.kernel;
+  p.forward_at = c.kernel;
+  p.scope = fmt::format("python: {}", c.kernel);
+  PyObject *key = nullptr, *value = nullptr;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(figures, &pos, &key, &value))
+    if (const char* name = PyUnicode_AsUTF8(key)) p.metrics[name] = PyFloat_AsDouble(value);
+  PyErr_Clear();
+  Py_INCREF(fn);
+  p.fn = Ref(fn);
+}
+
 void prepare(Loaded& p, const core::Case& c) {
   std::string why;
   const auto parts = parse_python(c.kernel, &why);
@@ -254,19 +313,26 @@ void prepare(Loaded& p, const core::Case& c) {
   p.level = c.level;
   p.first_call = true;
   p.metrics.clear();
-  p.scope = fmt::format("python: {}:{}", p.file.substr(p.file.rfind('/') + 1), parts->name);
-  std::vector<std::string> inputs = package_inputs(c);
-  if (!inputs.empty() && inputs.back() == "mask") inputs.pop_back();
-  const std::string device = c.hardware.device;
-  Ref made(PyObject_CallMethod(py.runtime(), "make", "sssiss", p.file.c_str(), parts->name.c_str(),
-                               c.kernel_args.c_str(), static_cast<int>(inputs.size()),
-                               device.c_str(), core::to_string(c.dtype)));
-  if (!made) throw std::runtime_error(py.error(p.file, ""));
-  PyObject* fn = PyTuple_GetItem(made.get(), 0);
-  const char* at = PyUnicode_AsUTF8(PyTuple_GetItem(made.get(), 1));
-  p.forward_at = at ? at : p.file;
-  Py_INCREF(fn);
-  p.fn = Ref(fn);
+  p.builtin = parts->builtin();
+  p.compiles = parts->compiles();
+  if (p.builtin) {
+    make_builtin(py, p, *parts, c);
+  } else {
+    p.scope = fmt::format("python: {}:{}", p.file.substr(p.file.rfind('/') + 1), parts->name);
+    std::vector<std::string> inputs = package_inputs(c);
+    if (!inputs.empty() && inputs.back() == "mask") inputs.pop_back();
+    const std::string device = c.hardware.device;
+    Ref made(PyObject_CallMethod(py.runtime(), "make", "sssiss", p.file.c_str(),
+                                 parts->name.c_str(), c.kernel_args.c_str(),
+                                 static_cast<int>(inputs.size()), device.c_str(),
+                                 core::to_string(c.dtype)));
+    if (!made) throw std::runtime_error(py.error(p.file, ""));
+    PyObject* fn = PyTuple_GetItem(made.get(), 0);
+    const char* at = PyUnicode_AsUTF8(PyTuple_GetItem(made.get(), 1));
+    p.forward_at = at ? at : p.file;
+    Py_INCREF(fn);
+    p.fn = Ref(fn);
+  }
   {
     Ref torch(PyImport_ImportModule("torch"));
     Ref version(torch ? PyObject_GetAttrString(torch.get(), "__version__") : nullptr);
@@ -274,16 +340,25 @@ void prepare(Loaded& p, const core::Case& c) {
     p.torch_version = v ? v : "?";
     PyErr_Clear();
   }
-  if (p.mode.empty()) return;
-  Ref compiled(PyObject_CallMethod(py.runtime(), "compile", "Osi", p.fn.get(), p.mode.c_str(),
-                                   c.compile_cache_warm ? 1 : 0));
-  if (!compiled)
-    throw std::runtime_error(py.error(p.file, fmt::format("torch.compile (mode {})", p.mode)));
-  PyObject* wrapped = PyTuple_GetItem(compiled.get(), 0);
-  const char* cache = PyUnicode_AsUTF8(PyTuple_GetItem(compiled.get(), 1));
-  remember_fresh_cache(cache ? cache : "");
-  Py_INCREF(wrapped);
-  p.fn = Ref(wrapped);
+  if (!p.compiles) return;
+  if (p.mode.empty()) {
+    // transformers' flex_attention compiles FlexAttention itself at its first call: the same
+    // fresh start as a mode's, around its own torch.compile.
+    Ref cache(PyObject_CallMethod(py.runtime(), "compile_state", "i", c.compile_cache_warm ? 1 : 0));
+    if (!cache) throw std::runtime_error(py.error(p.file, "readying its compile"));
+    const char* path = PyUnicode_AsUTF8(cache.get());
+    remember_fresh_cache(path ? path : "");
+  } else {
+    Ref compiled(PyObject_CallMethod(py.runtime(), "compile", "Osi", p.fn.get(), p.mode.c_str(),
+                                     c.compile_cache_warm ? 1 : 0));
+    if (!compiled)
+      throw std::runtime_error(py.error(p.file, fmt::format("torch.compile (mode {})", p.mode)));
+    PyObject* wrapped = PyTuple_GetItem(compiled.get(), 0);
+    const char* cache = PyUnicode_AsUTF8(PyTuple_GetItem(compiled.get(), 1));
+    remember_fresh_cache(cache ? cache : "");
+    Py_INCREF(wrapped);
+    p.fn = Ref(wrapped);
+  }
   const auto before = counters(py, p);
   p.graphs0 = before.at("graphs");
   p.breaks0 = before.at("graph_breaks");
@@ -331,12 +406,14 @@ at::Tensor call(Loaded& p, const std::vector<at::Tensor>& args, std::vector<int6
     for (size_t i = 0; i < n; ++i) Py_DECREF(argv[i]);
     if (!r)
       throw std::runtime_error(py.error(
-          p.file, p.mode.empty() || !p.first_call
-                      ? ""
-                      : fmt::format("torch.compile (mode {}) at the first call", p.mode)));
+          p.file, !p.compiles || !p.first_call
+                      ? (p.builtin ? p.kernel : "")
+                      : fmt::format("{}torch.compile (mode {}) at the first call",
+                                    p.builtin ? p.kernel + ": " : "",
+                                    p.mode.empty() ? "default" : p.mode)));
     out = take_output(p, r.get(), args.front(), shape);
   }
-  if (p.first_call && !p.mode.empty()) {
+  if (p.first_call && p.compiles) {
     // The first call compiled (and ran once): its time is the compile's, never a sample.
     Gil gil;
     p.compile_ms =
@@ -352,7 +429,7 @@ at::Tensor call(Loaded& p, const std::vector<at::Tensor>& args, std::vector<int6
 }
 
 std::map<std::string, double> metrics(Loaded& p) {
-  if (p.mode.empty() || p.first_call) return {};
+  if (!p.compiles || p.first_call) return p.metrics;
   Interpreter& py = Interpreter::get();
   Gil gil;
   std::map<std::string, double> out = p.metrics;
@@ -378,10 +455,19 @@ Variant make_python_variant(std::string_view name) {
   Variant v;
   v.name = std::string(name);
   const auto parts = parse_python(name);
-  v.description = parts ? fmt::format("Python {} from {}{}", parts->name, parts->file,
-                                      parts->mode.empty() ? " (eager)"
-                                                          : " under torch.compile mode " + parts->mode)
-                        : std::string(name);
+  const std::string how =
+      !parts || parts->mode.empty() ? " (eager)" : " under torch.compile mode " + parts->mode;
+  if (!parts)
+    v.description = std::string(name);
+  else if (parts->source == PythonKernel::Source::flex)
+    v.description = "FlexAttention with the case's mask as a block mask" + how;
+  else if (parts->source == PythonKernel::Source::transformers)
+    v.description = fmt::format("transformers' {} attention function{}", parts->name, how);
+  else
+    v.description = fmt::format("Python {} from {}{}", parts->name, parts->file, how);
+  // flex computes every modifier; transformers' functions those they take (make_hf skips the
+  // rest, naming why); a user's module is called with the convention's tensors, no modifier.
+  if (parts && parts->builtin()) v.score_mods = {"alibi", "softcap", "rel_bias", "head_bias"};
 #ifdef ATTNPROF_HAVE_PYTHON
   auto loaded = std::make_shared<Loaded>();
   v.unsupported = [](const core::Case&) { return std::optional<std::string>{}; };
@@ -389,10 +475,17 @@ Variant make_python_variant(std::string_view name) {
   v.launch = [loaded](const Inputs& in) {
     return call(*loaded, convention_args(in), in.q.sizes().vec());
   };
-  v.launch_block = [loaded](const BlockInputs& in) {
-    return call(*loaded, convention_args(in), in.x.sizes().vec());
-  };
+  // flex and hf: are attention functions: at block and layer level the harness's workload
+  // calls them, as it calls sdpa.
+  if (!parts || !parts->builtin())
+    v.launch_block = [loaded](const BlockInputs& in) {
+      return call(*loaded, convention_args(in), in.x.sizes().vec());
+    };
   v.chosen_backend = [loaded](const Inputs&) {
+    if (loaded->builtin)
+      return loaded->mode.empty() ? loaded->runs
+                                  : fmt::format("{} under torch.compile mode {}", loaded->runs,
+                                                loaded->mode);
     return loaded->mode.empty()
                ? fmt::format("python eager (torch {})", loaded->torch_version)
                : fmt::format("torch.compile mode {} (torch {})", loaded->mode,

@@ -139,12 +139,19 @@ def make(path, name, args_json, inputs, device, dtype):
 def compile(fn, mode, warm_cache):
     """(fn under torch.compile in `mode`, the fresh Inductor cache folder or ""): from a fresh
     cache unless warm_cache. Dynamo's caches are reset first, so each case compiles for itself."""
-    global _fresh_cache
     from torch._inductor import list_mode_options
 
     if mode not in list_mode_options():
         raise UserError(f"torch {torch.__version__} has no torch.compile mode \"{mode}\" (it has: "
                         f"{', '.join(list_mode_options())})")
+    cache = compile_state(warm_cache)
+    return torch.compile(fn, mode=None if mode == "default" else mode), cache
+
+
+def compile_state(warm_cache):
+    """Readies a compile that is the case's own: Dynamo reset, Inductor's modules imported and
+    its cache fresh (a new folder, returned) unless warm_cache (then "")."""
+    global _fresh_cache
     # Inductor's modules are imported here, before the compile is timed, so that the first
     # compiled case of a worker does not pay for them and the next ones not: each case's compile
     # time is its compile's.
@@ -170,7 +177,7 @@ def compile(fn, mode, warm_cache):
     # Each generated C++ kernel in a RECORD_FUNCTION of its own name: the cost matrix then shows
     # what Inductor fused, kernel by kernel (the fusion map). A no-op outside a traced pass.
     torch._inductor.config.cpp.enable_kernel_profile = True
-    return torch.compile(fn, mode=None if mode == "default" else mode), _fresh_cache or ""
+    return _fresh_cache or ""
 
 
 def compile_counters():

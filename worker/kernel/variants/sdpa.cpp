@@ -42,6 +42,11 @@ class ForceBackend {
   BackendToggles m_saved;
 };
 
+// The score modifiers that are an additive bias: they reach SDPA inside its float attn_mask.
+std::vector<std::string> additive_score_mods() {
+  return {"alibi", "rel_bias", "head_bias"};
+}
+
 std::string backend_name(int64_t b) {
   switch (static_cast<at::SDPBackend>(b)) {
     case at::SDPBackend::math:
@@ -107,6 +112,7 @@ Variant forced(const char* name, at::SDPBackend backend, bool cuda_only, const c
     return call_sdpa(in);
   };
   v.chosen_backend = [backend](const Inputs&) { return backend_name(int64_t(backend)); };
+  v.score_mods = additive_score_mods();
   return v;
 }
 
@@ -123,6 +129,7 @@ void register_sdpa(Registry& r) {
   a.unsupported = [](const core::Case&) { return std::optional<std::string>{}; };
   a.launch = call_sdpa;
   a.chosen_backend = chosen;
+  a.score_mods = additive_score_mods();
   r.add(std::move(a));
   r.add(forced("sdpa.math", at::SDPBackend::math, false,
                "SDPA math backend (composite ATen ops); the reference"));
