@@ -106,11 +106,14 @@ TEST_SUITE("kernel::registry") {
 TEST_SUITE("kernel::variants") {
   TEST_CASE("every CPU variant matches sdpa.math for every mask, GQA and decode") {
     for (const char* k : {"sdpa.auto", "sdpa.math", "eager", "cpu.naive", "cpu.flash"}) {
-      for (auto mask :
-           {core::MaskKind::none, core::MaskKind::causal, core::MaskKind::sliding_window}) {
+      for (auto mask : {core::MaskKind::none, core::MaskKind::causal,
+                        core::MaskKind::sliding_window, core::MaskKind::prefix,
+                        core::MaskKind::document}) {
         for (auto [q, kv] : {std::pair{24, 24}, std::pair{1, 40}, std::pair{4, 40}}) {
           for (int kv_heads : {4, 1}) {
             core::Case c = make_case(k, mask, q, kv, 4, kv_heads);
+            c.prefix = 6;
+            c.documents = kv == 24 ? std::vector<int>{10, 14} : std::vector<int>{15, 5, 20};
             CAPTURE(k);
             CAPTURE(core::to_string(mask));
             CAPTURE(q);
@@ -121,6 +124,69 @@ TEST_SUITE("kernel::variants") {
         }
       }
     }
+  }
+
+  TEST_CASE("the workload's element mask is the FLOP model's: its kept pairs are the useful ones") {
+    using M = core::MaskKind;
+    for (M mask : {M::none, M::causal, M::sliding_window, M::prefix, M::document}) {
+      for (auto [q, kv] : {std::pair{24, 24}, std::pair{4, 40}}) {
+        for (const std::vector<int>& lens : {std::vector<int>{}, std::vector<int>{kv, kv - 7}}) {
+          if (mask == M::document && !lens.empty()) continue;  // documents fill the sequence
+          core::Case c = make_case("eager", mask, q, kv);
+          c.prefix = 6;
+          c.documents = kv == 24 ? std::vector<int>{10, 14} : std::vector<int>{15, 5, 20};
+          c.seq_lens = lens;
+          CAPTURE(core::to_string(mask));
+          CAPTURE(q);
+          CAPTURE(lens.size());
+          at::Tensor seq = lens.empty() ? at::Tensor() : at::tensor(lens, at::kInt);
+          at::Tensor keep = runner::make_mask(c, seq, at::kCPU, /*always=*/true);
+          CHECK(keep.sum().item<double>() == kernel::attention_pairs(c));
+        }
+      }
+    }
+  }
+
+  TEST_CASE("score modifiers: eager and sdpa.math take the additive ones, eager softcap") {
+    for (const std::string mod : {"alibi", "rel_bias", "head_bias"}) {
+      for (auto mask : {core::MaskKind::causal, core::MaskKind::none}) {
+        core::Case c = make_case("eager", mask, 16, 16, 4, 2);
+        c.score_mod = mod;
+        CAPTURE(mod);
+        kernel::Inputs in = runner::make_inputs(c);
+        REQUIRE(in.mask.defined());  // the bias, -inf where the mask hides a key
+        CHECK((in.mask.scalar_type() == at::kFloat));
+        CHECK((in.mask.sizes() == c10::IntArrayRef({2, 4, 16, 16})));
+        auto r = runner::check_output(kernel::registry().find("eager")->launch(in),
+                                      runner::reference_output(in), c.dtype);
+        CHECK_MESSAGE(r.ok, r.message);
+        // The bias changes the answer, but head_bias's: constant along a row, the softmax
+        // takes it out (it measures what computing a modifier costs).
+        core::Case plain = c;
+        plain.score_mod.clear();
+        kernel::Inputs pin = runner::make_inputs(plain);
+        CHECK(runner::check_output(kernel::registry().find("eager")->launch(in),
+                                   runner::reference_output(pin), c.dtype)
+                  .ok == (mod == "head_bias"));
+      }
+    }
+    // ALiBi by hand at one element: head 1 of 4 has slope 2^(-4); query 5, key 2: -3 * slope.
+    core::Case c = make_case("eager", core::MaskKind::causal, 8, 8);
+    c.score_mod = "alibi";
+    at::Tensor bias = runner::score_bias(c, at::Tensor());
+    CHECK(bias.index({0, 1, 5, 2}).item<double>() == doctest::Approx(-3.0 / 16));
+    // softcap: eager's scores are capped, and sdpa.math cannot, so it skips naming it.
+    c.score_mod = "softcap:2";
+    const kernel::Variant* math = kernel::registry().find("sdpa.math");
+    const auto why = kernel::unsupported(*math, c);
+    REQUIRE(why);
+    CHECK(why->starts_with("sdpa.math computes no score modifier softcap (kernels that do: eager"));
+    kernel::Inputs in = runner::make_inputs(c);
+    at::Tensor capped = kernel::registry().find("eager")->launch(in);
+    core::Case plain = c;
+    plain.score_mod.clear();
+    at::Tensor uncapped = kernel::registry().find("eager")->launch(runner::make_inputs(plain));
+    CHECK_FALSE(at::allclose(capped, uncapped));
   }
 
   TEST_CASE("padding from variable lengths masks the keys past each sequence's length") {

@@ -41,6 +41,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "harness/core/json.h"
 #include "harness/kernel/package.h"
@@ -116,16 +117,17 @@ class Interpreter {
   PyObject* runtime() const { return m_runtime; }
   PyObject* builtins() const { return m_builtins; }
 
-  // Whether the pending Python exception is the built-in kernels' Unsupported (a skip).
-  bool pending_unsupported() const {
-    Ref cls(m_builtins ? PyObject_GetAttrString(m_builtins, "Unsupported") : nullptr);
-    return cls && PyErr_ExceptionMatches(cls.get());
-  }
-
-  // The pending exception's text alone (for a skip's reason). Clears it.
-  std::string message() {
+  // When the pending Python exception is the built-in kernels' Unsupported (a skip): its text,
+  // the exception cleared. Otherwise nullopt, the exception left pending for error().
+  std::optional<std::string> unsupported() {
     PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
-    PyErr_Fetch(&type, &value, &tb);
+    PyErr_Fetch(&type, &value, &tb);  // nothing may run with an exception pending
+    Ref cls(m_builtins ? PyObject_GetAttrString(m_builtins, "Unsupported") : nullptr);
+    if (!cls || !type || !PyErr_GivenExceptionMatches(type, cls.get())) {
+      PyErr_Clear();
+      PyErr_Restore(type, value, tb);
+      return std::nullopt;
+    }
     Ref t(type), v(value), trace(tb);
     Ref text(v ? PyObject_Str(v.get()) : nullptr);
     const char* s = text ? PyUnicode_AsUTF8(text.get()) : nullptr;
@@ -282,7 +284,7 @@ void make_builtin(Interpreter& py, Loaded& p, const PythonKernel& k, const core:
                 : PyObject_CallMethod(py.builtins(), "make_hf", "ss", k.name.c_str(),
                                       case_json.c_str()));
   if (!made) {
-    if (py.pending_unsupported()) throw Unsupported(fmt::format("{}: {}", c.kernel, py.message()));
+    if (auto why = py.unsupported()) throw Unsupported(fmt::format("{}: {}", c.kernel, *why));
     throw std::runtime_error(py.error("", c.kernel));
   }
   PyObject* fn = PyTuple_GetItem(made.get(), 0);
