@@ -92,6 +92,24 @@ else
   fi
 fi
 
+# --- transformers, for the tests of hf: kernels (configs only: no weights, no model hub) ---
+# Only into the pinned venv, and only for the tests: a user's own torch environment is theirs
+# (hf: kernels skip, saying how to install it, where it lacks transformers).
+if [ "${ATTNPROF_SETUP_TESTS:-0}" = 1 ] && [ "$ATTNPROF_TORCH_SOURCE" = "pinned venv" ]; then
+  tf_pin="$(cat "$here/transformers-version.txt")"
+  tf_have="$("$ATTNPROF_VENV/bin/python" -c \
+             'import importlib.metadata as m; print(m.version("transformers"))' 2>/dev/null || true)"
+  if [ "$tf_have" = "$tf_pin" ]; then
+    say "transformers $tf_have: present in $ATTNPROF_VENV"
+  else
+    say "installing transformers==$tf_pin into $ATTNPROF_VENV (the hf: kernels' tests)"
+    (
+      flock 9
+      "$ATTNPROF_VENV/bin/python" -m pip install -q --no-cache-dir "transformers==$tf_pin"
+    ) 9>"$ATTNPROF_HOME/setup.lock"
+  fi
+fi
+
 # --- The CUDA toolkit ------------------------------------------------------------------------
 # ci/env.sh picked one already if there is one (the caller's CUDAToolkit_ROOT, a system toolkit
 # of the wheel's major, or the venv's); otherwise NVIDIA's compiler wheels (ci/cuda-wheels.txt,

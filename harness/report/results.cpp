@@ -59,12 +59,29 @@ std::string compile_note(const core::CaseResult& r) {
   return note;
 }
 
+// What a block-sparse kernel's figures add to its useful TFLOP/s (flex: python_builtins.py): its
+// block mask's build time, outside the samples, and how much more than the useful FLOPs it
+// executes. "" for other kernels.
+std::string block_mask_note(const core::CaseResult& r) {
+  std::string note;
+  if (auto it = r.metrics.find("block_mask.build_ms"); it != r.metrics.end())
+    note = fmt::format("block mask built in {}", util::format_duration(it->second * 1e6));
+  const auto useful = r.metrics.find("throughput.tflops");
+  const auto executed = r.metrics.find("throughput.executed_tflops");
+  if (useful != r.metrics.end() && executed != r.metrics.end() && useful->second > 0)
+    note += fmt::format("{}executes {:.2f}x the useful FLOPs", note.empty() ? "" : ", ",
+                        executed->second / useful->second);
+  return note;
+}
+
 std::string case_note(const core::CaseResult& r, bool backend) {
   std::string note = r.message;
   if (backend && note.empty() && !r.backend.empty() && r.backend != r.spec.kernel)
     note = "backend: " + r.backend;
   if (const std::string compiled = compile_note(r); !compiled.empty())
     note += (note.empty() ? "" : "; ") + compiled;
+  if (const std::string flex = block_mask_note(r); !flex.empty())
+    note += (note.empty() ? "" : "; ") + flex;
   // A block or layer case's headline figure: how much of it the attention is.
   if (auto it = r.metrics.find("attention.share"); it != r.metrics.end())
     note += fmt::format("{}attention {:.1f}% of the {}", note.empty() ? "" : "; ", 100 * it->second,

@@ -29,6 +29,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 
 #include <algorithm>
 #include <atomic>
@@ -521,10 +522,20 @@ void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
 }
 
 // The allocators (CPU and CUDA caching) call this for every allocation and free while it sits
-// in the thread's PROFILER_STATE slot.
-class MemoryReporter final : public c10::MemoryReportingInfoBase {
+// in the thread's PROFILER_STATE slot. What sits there must be a ProfilerStateBase: torch reads
+// that slot as one (profilerEnabled, getProfilerConfig: a Python autograd.Function asks at every
+// call, FlexAttention's eager path among them), and a bare MemoryReportingInfoBase read as one is
+// garbage (std::bad_alloc thrown from the copy of a config that is not there). A profiler state
+// whose config is "disabled" tells torch that no profiler runs, while the allocators still report.
+class MemoryReporter final : public torch::profiler::impl::ProfilerStateBase {
  public:
-  explicit MemoryReporter(Session* s) : m_session(s) {}
+  explicit MemoryReporter(Session* s)
+      : ProfilerStateBase(torch::profiler::impl::ProfilerConfig(
+            torch::profiler::impl::ProfilerState::Disabled)),
+        m_session(s) {}
+  torch::profiler::impl::ActiveProfilerType profilerType() override {
+    return torch::profiler::impl::ActiveProfilerType::NONE;
+  }
   void reportMemoryUsage(void* /*ptr*/, int64_t alloc_size, size_t /*total_allocated*/,
                          size_t /*total_reserved*/, c10::Device device) override {
     m_session->memory(alloc_size, device);

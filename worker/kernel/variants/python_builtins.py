@@ -82,17 +82,10 @@ def _rule(case):
         p = case.prefix
         rules.append(lambda b, h, q, kv: (kv < p) | (kv <= pos(b, q)))
     elif case.mask == "document":
-        # A position's document as the count of documents that start at or before it: compares,
-        # no gather (an index op under FlexAttention's vmap broke attnprof's traced pass).
-        starts = [sum(case.documents[:i]) for i in range(1, len(case.documents))]
-
-        def doc(x):
-            d = torch.zeros_like(x)
-            for s in starts:
-                d = d + (x >= s)
-            return d
-
-        rules.append(lambda b, h, q, kv: doc(kv) == doc(pos(b, q)))
+        # Each position's document id, as attention-gym's document masks look it up.
+        doc = torch.repeat_interleave(torch.arange(len(case.documents), device=dev),
+                                      torch.tensor(case.documents, device=dev))
+        rules.append(lambda b, h, q, kv: doc[kv] == doc[pos(b, q)])
     elif case.mask == "custom":
         raise Unsupported("a custom mask file is no mask_mod: flex takes the masks the scenario "
                           "language names (causal, padding, sliding_window, document, prefix)")
