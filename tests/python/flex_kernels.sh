@@ -6,8 +6,10 @@
 # executed FLOPs stored beside the useful ones. hf.yaml runs transformers' eager and sdpa on a GQA
 # causal case and a BERT-like one and on the masks transformers builds itself; a name the
 # installed transformers lacks, a modifier a function cannot take and no transformers at all
-# (planted) are skips that say which. flex_compile.yaml: flex@compile and hf:flex_attention, one
-# tiny graph each. Bad values stop at the spot.
+# (planted) are skips that say which. layers.yaml: transformers' Llama decoder layer matches the
+# harness's layer convention, BertLayer does not (and is checked against itself).
+# flex_compile.yaml: flex@compile and hf:flex_attention, one tiny graph each. Bad values stop at
+# the spot.
 # Exits 77 (skipped) where the worker was built without Python.
 # Usage: flex_kernels.sh BUILD_DIR
 set -uo pipefail
@@ -15,7 +17,7 @@ build="$(cd "$1" && pwd)"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 work="$(mktemp -d /tmp/attnprof-flex-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-cp "$here"/flex.yaml "$here"/hf.yaml "$here"/flex_compile.yaml "$work/"
+cp "$here"/flex.yaml "$here"/hf.yaml "$here"/flex_compile.yaml "$here"/layers.* "$work/"
 cd "$work"
 export ATTNPROF_DB="$work/h.db"
 source "$here/../lib/checks.sh"
@@ -79,6 +81,17 @@ grep -qE "causal-alibi/hf:eager +skipped +hf:eager: transformers' eager attentio
   ok "hf:eager skips a bias it would ignore" || bad "hf:eager's alibi skip"
 grep -qE "causal-softcap20/hf:sdpa +skipped +hf:sdpa: transformers' sdpa attention takes no softcap" <<<"$out" &&
   ok "hf:sdpa skips softcap" || bad "hf:sdpa's softcap skip"
+
+# The layer convention against transformers' own layers (layers.py): Llama's decoder layer is
+# the harness's layer; BertLayer (post-norm, biases) is not, and is checked against itself.
+out="$("$attnprof" run layers.yaml --wide 2>&1)"
+echo "$out" | sed 's/^/    /'
+grep -qE "fp32-causal-layer/py:layers\.py:Llama +ok " <<<"$out" &&
+  ok "transformers' LlamaDecoderLayer is the harness's layer" || bad "the Llama layer's row"
+grep -qE "fp32-none-layer/py:layers\.py:Bert +failed +layer output differs from the harness's layer" <<<"$out" &&
+  ok "BertLayer (post-norm) is not, and the check says so" || bad "the BertLayer row"
+grep -qE "bf16-none-layer/py:layers\.py:Bert +ok " <<<"$out" &&
+  ok "BertLayer checked against itself in fp32, as the docs say to" || bad "the BertLayer self-check"
 
 # No transformers in the worker's Python (planted ahead of the real one on PYTHONPATH).
 mkdir -p planted/transformers
