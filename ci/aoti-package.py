@@ -105,6 +105,22 @@ class Refused(Exception):
         self.code = code
 
 
+class NoDynamicDims(Exception):
+    """Export refused dynamic dims and the package's cases have several shapes: it becomes one
+    package per shape (make_per_shape). The message is export's reason."""
+
+
+def shape_name(case):
+    """A case's shape as per-shape packages name it: b<batch>-q<q_len>-kv<kv_len>."""
+    return f"b{case['batch']}-q{case['q_len']}-kv{case['kv_len']}"
+
+
+def shapes_index(path):
+    """Where a package's per-shape index lies: PATH.shapes.json beside PATH (attnprof-worker
+    reads it, worker/kernel/variants/aoti.cpp)."""
+    return path + ".shapes.json"
+
+
 def attnprof_cases(attnprof, scenario):
     proc = subprocess.run([attnprof, "list", scenario, "--json"], capture_output=True, text=True)
     if proc.returncode != 0:
@@ -510,9 +526,8 @@ def build(spec, inputs, cases, meta, out_path, log, module=None, static_key=None
             raise
         shapes = {(c["batch"], c["q_len"], c["kv_len"]) for c in cases}
         if len(shapes) > 1:
-            raise Refused(
-                3, f"{out_path}: export refused dynamic dims ({e.__class__.__name__}: {e}) and its cases have several shapes {sorted(shapes)}"
-            )
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise NoDynamicDims(f"{e.__class__.__name__}: {first}") from e
         notes.append(f"static shapes: export refused dynamic dims ({e.__class__.__name__})")
         inputs[:] = static_inputs(inputs, cases)
         meta["inputs"] = inputs
@@ -561,6 +576,64 @@ def collect(attnprof, scenario, output):
     return packages
 
 
+def make_per_shape(path, spec, inputs, cases, meta, version, args, log, module, why):
+    """One static package per shape of `cases` where export refused dynamic dims: PATH's stem
+    plus .<shape>.pt2 beside PATH, each cached under its own shape's key, PATH itself the first
+    shape's, and PATH.shapes.json naming them all, which attnprof-worker reads to load a case's
+    own. The scenario keeps naming PATH: one kernel name, one case key per kernel."""
+    groups = {}
+    for c in cases:
+        groups.setdefault(shape_name(c), []).append(c)
+    stem = path[:-4] if path.endswith(".pt2") else path
+    index = {"why": why, "shapes": {}, "keys": {}}
+    for shape, group in groups.items():
+        s_inputs = static_inputs(inputs, group)
+        s_key = content_key(spec, s_inputs, version)
+        cached = os.path.join(args.cache, s_key + ".pt2")
+        if args.force or not os.path.isfile(cached):
+            log(f"  {shape}: making its own package ({len(group)} case(s))")
+            build(spec, s_inputs, group, {**meta, "key": s_key, "inputs": s_inputs}, cached, log,
+                  module)
+        else:
+            log(f"  {shape}: from the cache ({cached})")
+        sibling = f"{stem}.{shape}.pt2"
+        shutil.copyfile(cached, sibling + ".tmp")
+        os.replace(sibling + ".tmp", sibling)
+        index["shapes"][shape] = os.path.basename(sibling)
+        index["keys"][shape] = s_key
+    first = f"{stem}.{next(iter(groups))}.pt2"
+    shutil.copyfile(first, path + ".tmp")
+    os.replace(path + ".tmp", path)
+    with open(shapes_index(path) + ".tmp", "w") as f:
+        json.dump(index, f, indent=1, sort_keys=True)
+    os.replace(shapes_index(path) + ".tmp", shapes_index(path))
+    log(f"{path}: export refused dynamic dims ({why}): one package per shape, "
+        f"{', '.join(os.path.basename(f) for f in index['shapes'].values())}, indexed in "
+        f"{os.path.basename(shapes_index(path))}; the scenario names {os.path.basename(path)} for "
+        f"all {len(cases)} case(s), and each runs its shape's")
+
+
+def per_shape_up_to_date(path, spec, inputs, cases, version):
+    """Whether PATH's per-shape packages are there and made for these cases' shapes."""
+    try:
+        with open(shapes_index(path)) as f:
+            index = json.load(f)
+    except (OSError, ValueError):
+        return False
+    stem = path[:-4] if path.endswith(".pt2") else path
+    groups = {}
+    for c in cases:
+        groups.setdefault(shape_name(c), []).append(c)
+    for shape, group in groups.items():
+        key = content_key(spec, static_inputs(inputs, group), version)
+        if index.get("keys", {}).get(shape) != key:
+            return False
+        have = package_metadata(f"{stem}.{shape}.pt2")
+        if not have or have.get("key") != key:
+            return False
+    return True
+
+
 def make_one(path, cases, user, version, args, log):
     spec = check_cases(path, cases, user)
     bare = [c for c, _ in cases]
@@ -580,12 +653,19 @@ def make_one(path, cases, user, version, args, log):
             f"script makes attnprof's own SDPA modules and leaves it alone; make it again with "
             f"attnprof package {have.get('module', 'FILE.py:NAME')} --scenario SCENARIO -o {path}",
         )
-    if not args.force and have and have.get("key") in (key, static_key):
+    several = len({shape_name(c) for c in bare}) > 1
+    if not args.force and several and per_shape_up_to_date(path, spec, inputs, bare, version):
+        log(f"{path}: up to date (one package per shape, {os.path.basename(shapes_index(path))})")
+        return
+    if not args.force and have and have.get("key") in (key, static_key) and not several:
         log(f"{path}: up to date")
+        if os.path.exists(shapes_index(path)):
+            os.unlink(shapes_index(path))
         return
     cached = os.path.join(args.cache, key + ".pt2")
     static_cached = os.path.join(args.cache, static_key + ".pt2")
-    if not args.force and not os.path.isfile(cached) and os.path.isfile(static_cached):
+    # A one-shape package from the cache serves one shape only: never cases of several.
+    if not args.force and not several and not os.path.isfile(cached) and os.path.isfile(static_cached):
         cached = static_cached
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     if args.force or not os.path.isfile(cached):
@@ -627,7 +707,11 @@ def make_one(path, cases, user, version, args, log):
             meta["args"] = user["args"]
         stage("exporting", user["file"] if user else path)
         try:
-            build(spec, inputs, bare, meta, cached, log, module, static_key)
+            try:
+                build(spec, inputs, bare, meta, cached, log, module, static_key)
+            except NoDynamicDims as e:
+                make_per_shape(path, spec, inputs, bare, meta, version, args, log, module, str(e))
+                return
         except Refused:
             raise
         except Exception as e:  # the user's module that export or Inductor refused: theirs to fix
@@ -642,6 +726,8 @@ def make_one(path, cases, user, version, args, log):
     tmp = path + ".tmp"
     shutil.copyfile(cached, tmp)
     os.replace(tmp, path)
+    if os.path.exists(shapes_index(path)):  # one package for every shape now
+        os.unlink(shapes_index(path))
 
 
 def main():

@@ -89,6 +89,58 @@ except ap.Refused as e:
     check("ci/aoti-package.sh refuses a user's package, naming attnprof package",
           e.code == 2 and "attnprof package rope.py:Rope --scenario" in str(e))
 check("... and leaves it as it was", ap.package_metadata(a)["module"] == "rope.py:Rope")
+
+
+# One kernel name over two shapes whose module refuses dynamic dims: one package per shape
+# beside c.pt2, indexed, each case loading its own. The stand-in refuses as export does.
+def refusing_build(spec, inputs, cases, meta, out_path, log, module=None, static_key=None):
+    if any(not isinstance(d, int) for i in inputs for d in i["dims"]):
+        raise ap.NoDynamicDims("Constraints violated (seq)")
+    static_build(spec, inputs, cases, meta, out_path, log, module, static_key)
+
+
+ap.build = refusing_build
+with open(os.path.join(work, "two.yaml"), "w") as f:
+    f.write("""name: two
+models:
+  tiny: {heads: 2, head_dim: 16, hidden: 32, max_positions: 128}
+model: tiny
+hardware: {device: cpu}
+workloads:
+  - {name: both, phase: prefill, seq_len: [32, 48], kernels: ["aoti:c.pt2"]}
+""")
+c = os.path.join(work, "c.pt2")
+two = ap.collect(attnprof, os.path.join(work, "two.yaml"), None)
+made.clear()
+ap.make_one(c, two[c], None, "2.11.0", args, said.append)
+index = json.load(open(c + ".shapes.json"))
+# Each shape's package is a.pt2's or b.pt2's, from the cache: the same module at the same shape.
+check("two shapes, one package each from the cache, indexed beside c.pt2",
+      made == [] and said[-3].endswith("kv32: from the cache (" + os.path.join(args.cache, index["keys"]["b1-q32-kv32"]) + ".pt2)")
+      and index["shapes"] == {"b1-q32-kv32": "c.b1-q32-kv32.pt2",
+                                                       "b1-q48-kv48": "c.b1-q48-kv48.pt2"})
+check("each shape's package holds its shape",
+      q_len_of(os.path.join(work, "c.b1-q32-kv32.pt2")) == 32
+      and q_len_of(os.path.join(work, "c.b1-q48-kv48.pt2")) == 48 and q_len_of(c) == 32)
+check("the output says so", "one package per shape" in said[-1] and "Constraints violated" in said[-1])
+ap.make_one(c, two[c], None, "2.11.0", args, said.append)
+check("a second call finds them up to date", made == [] and "up to date" in said[-1])
+if "up to date" not in said[-1]:
+    print(said[-4:])
+# attnprof-worker loads each case's own file: the stand-ins carry no loadable model, so each
+# case's error names the file it chose.
+import subprocess
+
+run = subprocess.run([attnprof, "run", os.path.join(work, "two.yaml"), "--db",
+                      os.path.join(work, "h.db"), "--wide", "--no-trace"],
+                     capture_output=True, text=True)
+rows = {line.split()[0]: line for line in run.stdout.splitlines() if "/aoti:c.pt2" in line}
+check("the seq 32 case loads c.b1-q32-kv32.pt2",
+      any("s32" in k and "c.b1-q32-kv32.pt2" in v for k, v in rows.items()))
+check("the seq 48 case loads c.b1-q48-kv48.pt2",
+      any("s48" in k and "c.b1-q48-kv48.pt2" in v for k, v in rows.items()))
+if fails:
+    print(run.stdout, run.stderr)
 print("\n".join(said))
 shutil.rmtree(work)
 sys.exit(1 if fails else 0)

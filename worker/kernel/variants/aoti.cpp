@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -206,9 +207,32 @@ at::Tensor call(Loaded& p, std::vector<at::Tensor> args) {
   return out.front();
 }
 
+// A package made one per shape (its module refused dynamic dims: ci/aoti-package.py,
+// make_per_shape) has PATH.shapes.json beside it naming each shape's file: the case's own is the
+// one to load. PATH itself otherwise.
+std::string package_for_shape(const std::string& path, const core::Case& c) {
+  std::ifstream in(path + ".shapes.json");
+  if (!in) return path;
+  const json index = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!index.is_object() || !index.contains("shapes") || !index["shapes"].is_object())
+    throw std::runtime_error(fmt::format("{}.shapes.json: not a per-shape package index (make "
+                                         "the package again)",
+                                         path));
+  const std::string shape = fmt::format("b{}-q{}-kv{}", c.batch, c.q_len, c.kv_len);
+  const json& shapes = index["shapes"];
+  if (!shapes.contains(shape) || !shapes[shape].is_string()) {
+    std::vector<std::string> have;
+    for (const auto& [name, file] : shapes.items()) have.push_back(name);
+    throw Unsupported(fmt::format("{} is one package per shape ({}: its module refused dynamic "
+                                  "dims) and none is for {}: make it again for this scenario",
+                                  path, joined(have), shape));
+  }
+  return (std::filesystem::path(path).parent_path() / shapes[shape].get<std::string>()).string();
+}
+
 void prepare(Loaded& p, const core::Case& c) {
   p = Loaded{};
-  p.path = package_path(c);
+  p.path = package_for_shape(package_path(c), c);
   p.spec = std::make_shared<const core::Case>(c);
   const auto meta = read_metadata(p.path);
   if (auto it = meta.find("AOTI_DEVICE_KEY");
