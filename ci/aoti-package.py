@@ -405,7 +405,24 @@ def instantiate(user, spec):
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec["dtype"]]
     # As a model is made ready for inference: on the case's device, its floating-point weights
     # and buffers at the package's dtype.
-    return module.to(device=spec["device"], dtype=dtype).eval(), inspect.getsourcelines(type(module).forward)
+    return module.to(device=spec["device"], dtype=dtype).eval(), forward_at(user, module, where)
+
+
+def forward_at(user, module, made_at):
+    """Where a refusal of the module's forward points: forward's line in the user's file; for a
+    module a factory in the user's file made from another file's class (transformers' attention,
+    say), the factory's line there, then the class and the file and line of its forward."""
+    import inspect
+
+    forward = inspect.unwrap(type(module).forward)
+    try:
+        file, line = inspect.getsourcefile(forward), inspect.getsourcelines(forward)[1]
+    except (OSError, TypeError):
+        file, line = None, 0
+    if file and os.path.abspath(file) == os.path.abspath(user["file"]):
+        return f"{user['file']}:{line}"
+    return (f"{made_at}: {user['name']} made {type(module).__name__}, whose forward is at "
+            f"{file or '?'}:{line}")
 
 
 def check_signature(user, module, forward_src, inputs, case):
@@ -420,7 +437,7 @@ def check_signature(user, module, forward_src, inputs, case):
     names = [i["name"] for i in inputs]
     if len(required) <= len(names) and (star or len(positional) >= len(names)):
         return
-    where = f"{user['file']}:{forward_src[1]}"
+    where = forward_src
     shown = f"{user['name']}.forward({', '.join(p.name for p in params)})"
     if "mask" in names and not star and len(positional) < len(names):
         hint = (f"mask {case['mask']} is passed to the module as its last input (docs/scenarios.md, "
@@ -439,7 +456,7 @@ def check_output(user, module, forward_src, spec, inputs, case):
     before the export: a wrong shape was packaged and failed only when a case ran it."""
     import torch
 
-    where = f"{user['file']}:{forward_src[1]}"
+    where = forward_src
     args = example_inputs(spec, inputs)
     shown = ", ".join(f"{i['name']} {list(a.shape)}" for i, a in zip(inputs, args))
     stage(f"calling {user['name']}.forward", where)

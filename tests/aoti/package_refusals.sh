@@ -7,7 +7,8 @@
 # reads back (exit 2 at forward's line; it used to be packaged and fail only at run time); an
 # import that fails (exit 2 at its line, with which python ran and how to choose another) and a
 # forward export cannot trace (exit 2 at the user's line, the exception, the traceback's log; it
-# used to be exit 1 with two raw tracebacks).
+# used to be exit 1 with two raw tracebacks), and a factory's module from another file (its line, then
+# that forward's file and line).
 # Usage: package_refusals.sh BUILD_DIR
 set -uo pipefail
 build="$(cd "$1" && pwd)"
@@ -76,6 +77,26 @@ PY
 expect "a module export refuses: exit 2 at the user's line with the exception and a log" 2 \
   "^error: $work/branchy.py:6: exporting Branchy failed: [A-Za-z]+.*\(traceback: [^)]+\.log\)" \
   branchy.py:Branchy
+
+# A factory in the user's file that makes another file's module (transformers' LlamaAttention,
+# whose forward takes hidden states): the factory's line in the user's file first, then where
+# that forward is (it used to name line 232 of the user's 7-line file).
+if "$ATTNPROF_VENV/bin/python" -c 'import transformers' 2>/dev/null; then
+  cat >factory.py <<'PY'
+from transformers import LlamaConfig
+from transformers.models.llama.modeling_llama import LlamaAttention
+
+
+def make():
+    return LlamaAttention(LlamaConfig(hidden_size=32, num_attention_heads=2,
+                                      num_key_value_heads=2, head_dim=16), 0)
+PY
+  expect "a factory's module refused: the factory's line, then the class's forward" 2 \
+    "^error: $work/factory\.py:5: make made LlamaAttention, whose forward is at .*/modeling_llama\.py:[0-9]+: make\.forward\(q " \
+    factory.py:make
+else
+  echo "skip: transformers is not importable by $ATTNPROF_VENV/bin/python (ci/setup.sh installs it for the tests)"
+fi
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all package refusal checks passed"
