@@ -310,6 +310,17 @@ double wall_ns(const trace::Trace& t) {
 }
 
 double share_of(const trace::Trace& t, std::string_view op) {
+  return share_of(t, [op](std::string_view name) { return name == op; });
+}
+
+bool is_attention_op(std::string_view name) {
+  for (std::string_view part : {"scaled_dot_product", "flash_attention", "efficient_attention",
+                                "flex_attention", "cudnn_attention"})
+    if (name.find(part) != std::string_view::npos) return true;
+  return false;
+}
+
+double share_of(const trace::Trace& t, const std::function<bool(std::string_view)>& is_part) {
   const std::size_t n = t.ops.size();
   const bool on_device = !t.device.empty();
   // Inclusive time per op: CPU from the op's window, device from the kernels under it.
@@ -329,7 +340,7 @@ double share_of(const trace::Trace& t, std::string_view op) {
   auto has_ancestor_named = [&](std::size_t i) {
     std::int64_t a = t.ops[i].parent;
     for (std::size_t steps = 0; a >= 0 && static_cast<std::size_t>(a) < n && steps <= n; ++steps) {
-      if (t.ops[a].name == op) return true;
+      if (is_part(t.ops[a].name)) return true;
       a = t.ops[a].parent;
     }
     return false;
@@ -337,7 +348,7 @@ double share_of(const trace::Trace& t, std::string_view op) {
   double part = 0, whole = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (t.ops[i].parent < 0) whole += incl[i];
-    if (t.ops[i].name == op && !has_ancestor_named(i)) part += incl[i];
+    if (is_part(t.ops[i].name) && !has_ancestor_named(i)) part += incl[i];
   }
   if (on_device) {
     // Device activity outside any op still belongs to the case.

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,6 +88,14 @@ double wall_ns(const trace::Trace& t);
 // attention share of a block or layer when the runner wraps attention in a user scope of that
 // name. Device time where the trace has device activity, else CPU time. 0 when nothing ran.
 double share_of(const trace::Trace& t, std::string_view op);
+// The same for every op whose name `is_part` accepts (the outermost of them where they nest).
+double share_of(const trace::Trace& t, const std::function<bool(std::string_view)>& is_part);
+
+// Whether an op is attention itself, for a block or layer a module computes in one call: SDPA's
+// ops and backends, FlexAttention ("aten::_scaled_dot_product_flash_attention_for_cpu",
+// "aten::scaled_dot_product_attention", "flex_attention"...). The attention share of such a
+// module is theirs.
+bool is_attention_op(std::string_view name);
 
 // What a case ran (core::CaseResult::kernels), from its cost rows: with `device` (a GPU case) the
 // kernels its ops launched, else the ops themselves (ATen ops and scopes, kNoOp left out); each

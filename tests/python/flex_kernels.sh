@@ -88,6 +88,8 @@ out="$("$attnprof" run layers.yaml --wide 2>&1)"
 echo "$out" | sed 's/^/    /'
 grep -qE "fp32-causal-layer/py:layers\.py:Llama +ok " <<<"$out" &&
   ok "transformers' LlamaDecoderLayer is the harness's layer" || bad "the Llama layer's row"
+grep -qE "fp32-causal-layer/py:layers\.py:Llama +ok .*attention share: the module's own attention ops \(SDPA, FlexAttention\); attention [0-9.]+% of the layer" <<<"$out" &&
+  ok "its attention share is its own SDPA op's" || bad "the Llama layer's attention share"
 grep -qE "fp32-none-layer/py:layers\.py:Bert +failed +layer output differs from the harness's layer" <<<"$out" &&
   ok "BertLayer (post-norm) is not, and the check says so" || bad "the BertLayer row"
 grep -qE "bf16-none-layer/py:layers\.py:Bert +ok " <<<"$out" &&

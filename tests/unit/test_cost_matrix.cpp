@@ -162,6 +162,22 @@ TEST_SUITE("costmatrix::CostMatrix") {
           doctest::Approx(650.0 / 750.0));
   }
 
+  TEST_CASE("a whole-layer module's attention share: its own attention ops, outermost") {
+    CHECK(costmatrix::is_attention_op("aten::scaled_dot_product_attention"));
+    CHECK(costmatrix::is_attention_op("aten::_scaled_dot_product_flash_attention_for_cpu"));
+    CHECK(costmatrix::is_attention_op("aten::_efficient_attention_forward"));
+    CHECK(costmatrix::is_attention_op("flex_attention"));
+    CHECK_FALSE(costmatrix::is_attention_op("aten::softmax"));
+    CHECK_FALSE(costmatrix::is_attention_op("aten::bmm"));
+    trace::Trace t;
+    t.ops.push_back(op("python: layers.py:Llama", -1, 0, 1000));
+    t.ops.push_back(op("aten::scaled_dot_product_attention", 0, 100, 300));
+    t.ops.push_back(op("aten::_scaled_dot_product_flash_attention_for_cpu", 1, 120, 280));
+    t.ops.push_back(op("aten::linear", 0, 400, 900));
+    // 200 of 1000: the inner SDPA op is not counted twice.
+    CHECK(costmatrix::share_of(t, costmatrix::is_attention_op) == doctest::Approx(0.2));
+  }
+
   TEST_CASE("the tracer's own time inside an op is charged to neither its self nor its total") {
     // attention 0..1000 holds matmul 100..400; the tracer spent 60 ns describing matmul's inputs
     // and taking its lock before matmul's window opened, and 40 ns after it closed.

@@ -298,7 +298,11 @@ core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool tra
 #else
     (void)trace;
 #endif
-    if (whole) {
+    if (whole && r.metrics.count("attention.share_from_ops")) {
+      r.message += fmt::format("{}attention share: {}'s own attention ops (SDPA, FlexAttention)",
+                               r.message.empty() ? "" : "; ",
+                               kernel::is_python(r.spec.kernel) ? "the module" : "the package");
+    } else if (whole) {
       r.message += std::string(r.message.empty() ? "" : "; ") +
                    "attention share: not separable, " +
                    std::string(kernel::is_python(r.spec.kernel) ? "the module" : "the package") +

@@ -160,6 +160,9 @@ void add_roofline_or_share(const core::Case& c, const env::Description& env, boo
     if (!roof.bound.empty()) r.metrics[costmatrix::bound_metric(roof.bound)] = 1;
   } else if (options.attention_share) {
     r.metrics["attention.share"] = costmatrix::share_of(t, attention_scope(c.kernel));
+  } else if (const double own = costmatrix::share_of(t, costmatrix::is_attention_op); own > 0) {
+    r.metrics["attention.share"] = own;
+    r.metrics["attention.share_from_ops"] = 1;
   }
 }
 

@@ -18,7 +18,8 @@ struct TraceOptions {
   std::string perfetto_dir;        // also write the trace there as Chrome/Perfetto JSON
   bool hardware_counters = false;  // DRAM bytes via the range profiler (a second pass, GPU only)
   // Block and layer cases: the attention scope's share of the call. Off where the variant is the
-  // whole block or layer (a compiled package): its scope is the whole call, not attention.
+  // whole block or layer (a compiled package, a py: module): its scope is the whole call, not
+  // attention; its share is then its own attention ops' (costmatrix::is_attention_op), if any.
   bool attention_share = true;
 };
 
