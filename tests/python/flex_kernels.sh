@@ -71,7 +71,8 @@ for c in "b1-s32-fp32-causal/hf:eager" "b1-s32-fp32-causal/hf:sdpa" "b1-s32-fp32
          "b1-s32-fp32-none/hf:sdpa" "b2-s32-varlen.bbaa62fe-fp32-padding/hf:eager" \
          "b2-s32-varlen.bbaa62fe-fp32-padding/hf:sdpa" "b1-s32-fp32-window8/hf:sdpa" \
          "b1-s32-fp32-prefix8/hf:sdpa" "b1-s32-fp32-document.ed089c47/hf:sdpa" \
-         "b1-s32-fp32-causal-alibi/hf:sdpa"; do
+         "b1-s32-fp32-causal-alibi/hf:sdpa" "b1-q3-kv32-fp32-causal/hf:eager" \
+         "b1-q3-kv32-fp32-causal/hf:sdpa"; do
   grep -qE "/${c//./\\.} +ok .*backend: transformers [0-9.]+ [a-z_]+ attention" <<<"$out" &&
     ok "$c agrees with sdpa.math" || bad "$c is not ok"
 done

@@ -248,11 +248,15 @@ def make_hf(name, case_json):
     from transformers import MistralConfig
     from transformers import masking_utils as mu
 
-    if case.q_len != case.kv_len:
-        raise Unsupported(f"hf:{name} runs prefill cases: transformers builds a decode step's "
-                          f"mask from its KV cache, which attnprof does not make")
+    decode = case.q_len != case.kv_len
+    if decode and case.padded:
+        raise Unsupported(f"transformers puts a decode step's queries at the end of "
+                          f"its KV cache; with seq_lens attnprof puts them at each sequence's end")
+    if decode and case.mask == "sliding_window":
+        raise Unsupported(f"a sliding-window decode step's mask comes from "
+                          f"transformers' sliding cache, which keeps only the window")
     if case.mask == "custom":
-        raise Unsupported(f"hf:{name}: transformers' masks cannot express a custom mask file")
+        raise Unsupported("transformers' masks cannot express a custom mask file")
     mod = case.score_mod
     softcap = None
     bias = None
@@ -270,22 +274,36 @@ def make_hf(name, case_json):
                            head_dim=case.head_dim, max_position_embeddings=case.kv_len,
                            sliding_window=case.window or None)
     config._attn_implementation = name
+    config.num_hidden_layers = 1
     embeds = torch.empty(case.batch, case.q_len, config.hidden_size, dtype=case.dtype,
                          device=case.device)
+    # A decode step's mask, as a model builds it: from its KV cache (the earlier keys, whose
+    # values do not matter) and the queries' positions at the cache's end.
+    cache = None
+    positions = None
+    if decode:
+        from transformers import DynamicCache
+
+        past = case.kv_len - case.q_len
+        cache = DynamicCache(config=config)
+        zeros = torch.zeros(case.batch, case.kv_heads, past, case.head_dim, dtype=case.dtype,
+                            device=case.device)
+        cache.update(zeros, zeros, 0)
+        positions = torch.arange(past, case.kv_len, device=case.device).expand(case.batch, -1)
     mask_2d = None
     if case.padded:
         mask_2d = (torch.arange(case.kv_len).view(1, -1)
                    < torch.tensor(case.lens).view(-1, 1)).to(torch.long).to(case.device)
     causal = case.mask in ("causal", "sliding_window", "prefix")
-    common = dict(config=config, inputs_embeds=embeds, attention_mask=mask_2d)
+    common = dict(config=config, inputs_embeds=embeds, attention_mask=mask_2d, cache=cache,
+                  position_ids=positions)
     if case.mask == "sliding_window":
-        mask = mu.create_sliding_window_causal_mask(cache=None, **common)
+        mask = mu.create_sliding_window_causal_mask(**common)
     elif case.mask == "causal":
-        mask = mu.create_causal_mask(cache=None, **common)
+        mask = mu.create_causal_mask(**common)
     elif case.mask == "prefix":
         p = case.prefix
-        mask = mu.create_causal_mask(cache=None, or_mask_function=lambda b, h, q, kv: kv < p,
-                                     **common)
+        mask = mu.create_causal_mask(or_mask_function=lambda b, h, q, kv: kv < p, **common)
     elif case.mask == "document":
         doc = torch.repeat_interleave(torch.arange(len(case.documents)),
                                       torch.tensor(case.documents)).to(case.device)
