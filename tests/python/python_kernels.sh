@@ -39,8 +39,8 @@ for k in "py:modules.py:sdpa" "py:modules.py:make_attention" "py:modules.py:Eage
 done
 grep -qE "modules\.py:[0-9]+: returned shape 1x2x32x15; a kernel-level case expects \[B, Hq, Sq, D\] = 1x2x32x16" <<<"$out" &&
   ok "a wrong shape names forward's file and line" || bad "the wrong shape's message"
-grep -qE "b1-s16-fp32-none-block/py:modules\.py:Block +ok .*the module computes the whole block" <<<"$out" &&
-  ok "a block-level module replaces the block, checked against the harness's" ||
+grep -qE "b1-s16-fp32-none-block/py:modules\.py:Block +ok .*attention share: the module's own attention ops \(SDPA, FlexAttention\); attention [0-9.]+% of the block" <<<"$out" &&
+  ok "a block-level module replaces the block, checked against the harness's; its share is its SDPA op's" ||
   bad "the block-level module's row"
 grep -qE "py:modules\.py:EagerAttention +ok .*" <<<"$out" &&
   grep -q "backend: python eager (torch " <<<"$out" && ok "the backend says python eager" ||
