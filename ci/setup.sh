@@ -172,3 +172,36 @@ fi
 
 say "done in $(( $(date +%s) - t0 )) s; torch $ATTNPROF_TORCH_VERSION" \
     "($ATTNPROF_TORCH_SOURCE): $ATTNPROF_TORCH_PACKAGE"
+
+# --- Apache Otava (tests only) -----------------------------------------------------------------
+# tests/ci/exports.sh feeds `attnprof export --format otava` to Otava itself and checks that its
+# change points agree with `attnprof changes`. A venv of its own, ATTNPROF_HOME/otava: Otava
+# pins numpy and scipy versions of its own, which must not move the torch venv's. Pinned, so
+# that the test's figures do not move with a release. Without PyPI the install fails, setup goes
+# on, and the test is skipped saying why; the next setup tries again (the half venv is removed).
+if [ "${ATTNPROF_SETUP_TESTS:-0}" = 1 ]; then
+  otava_pin=0.8.0
+  otava_venv="$ATTNPROF_HOME/otava"
+  otava_ok() {
+    "$otava_venv/bin/python" -c 'import sys; from importlib.metadata import version
+sys.exit(version("apache-otava") != sys.argv[1])' "$otava_pin" 2>/dev/null
+  }
+  if otava_ok; then
+    say "Apache Otava $otava_pin: present in $otava_venv"
+  else
+    say "installing apache-otava==$otava_pin into $otava_venv (tests/ci/exports.sh runs it)"
+    mkdir -p "$ATTNPROF_HOME"
+    # The torch venv's lock: a second setup waits, then finds the first one's install.
+    if ! (
+      flock 9
+      otava_ok && exit 0
+      rm -rf "$otava_venv"
+      python3 -m venv "$otava_venv"
+      "$otava_venv/bin/python" -m pip install -q --no-cache-dir "apache-otava==$otava_pin"
+    ) 9>"$ATTNPROF_HOME/setup.lock"; then
+      rm -rf "$otava_venv"
+      say "could not install apache-otava==$otava_pin (is PyPI reachable?): tests/ci/exports.sh" \
+          "will skip its Otava part"
+    fi
+  fi
+fi

@@ -1,6 +1,6 @@
 // attnprof migrate: a history at an older schema version brought to this one, in place, once.
 // Until then every read upgrades a copy of it in memory (the note those reads print), since a
-// read never writes the file (docs: README "Using it"). Every page is checked first, then the
+// read never writes the file (docs/usage.md, "Commands"). Every page is checked first, then the
 // migrations run in one transaction: exit 0 migrated (or nothing to do), 3 when the file is
 // damaged, newer, not a history, read-only or locked, and then it is left as it was.
 #include <fmt/format.h>

@@ -166,6 +166,7 @@ TwoLevel two_level_of(std::span<const core::AbRound> rounds, bool q1) {
     m.push_back(est.shift);
     v.push_back(se * se);
     t.rounds += static_cast<int>(d.size());
+    t.per_pair.push_back({pass, static_cast<int>(d.size()), est.shift, se});
   }
   t.pairs = static_cast<int>(m.size());
   t.shift = t.se = t.tau = t.pair_low = t.pair_high = std::numeric_limits<double>::quiet_NaN();

@@ -99,6 +99,13 @@ struct TwoLevel {
   double tau = 0;     // the between-pair sd of the log ratio (DerSimonian-Laird)
   double within = 0;  // the typical (root mean square) sd of one pair's own estimate
   double pair_low = 0, pair_high = 0;  // the lowest and highest pair estimate (log)
+  // Each pair's own estimate, in pass order, for whatever draws the two levels (the A/B page):
+  // the pairs left out for too few rounds are not among them.
+  struct Pair {
+    int pass = 0, rounds = 0;
+    double shift = 0, se = 0;  // the pair's log ratio (Hodges-Lehmann) and its standard error
+  };
+  std::vector<Pair> per_pair;
   // shift +- t(pairs - 1) * se; NaN bounds below 2 pairs.
   stats::Interval interval(double level) const;
   double p_two_sided() const;  // the t-test of shift = 0; 1 below 2 pairs

@@ -16,6 +16,7 @@
 #include "harness/gate/paired.h"
 #include "harness/report/findings.h"
 #include "harness/report/format.h"
+#include "harness/report/html_ab.h"
 #include "harness/report/html_page.h"
 #include "harness/report/results.h"
 #include "harness/report/svg_plot.h"
@@ -172,51 +173,6 @@ std::string findings_section(const std::vector<const gate::CaseVerdict*>& sorted
   if (body.empty()) return "";
   return "<h2>Findings beside the time verdicts</h2>\n" +
          table({"case", "finding", "gate"}, body, classes);
-}
-
-std::string memory_diff_table(const std::vector<MemoryDiff>& memory) {
-  std::vector<std::vector<std::string>> body;
-  for (const auto& m : memory)
-    body.push_back({m.metric, costmatrix::format_memory(m.metric, m.base),
-                    costmatrix::format_memory(m.metric, m.head), m.moved ? "moved" : ""});
-  return table({"figure", "base", "head", ""}, body);
-}
-
-// Head/base ratio per round, of the times the gate judged (gate::judged: each batch's lower
-// quartile where recorded), the tolerance band around 1.
-std::string rounds_svg(const AbCase& ab, double tolerance) {
-  AbCase a = ab;
-  a.rounds = gate::judged(ab.rounds);
-  const char* which = gate::judged_on_q1(ab.rounds) ? "lower quartiles" : "batch medians";
-  double lo = 1 - tolerance, hi = 1 + tolerance;
-  for (const auto& r : a.rounds)
-    if (r.base_ns > 0)
-      lo = std::min(lo, r.head_ns / r.base_ns), hi = std::max(hi, r.head_ns / r.base_ns);
-  const double pad = (hi - lo) * 0.1;
-  Plot plot({0, std::max<double>(1, a.rounds.size() - 1), false, "round"},
-            {lo - pad, hi + pad, false, "head / base"}, 760, 220);
-  plot.add(
-      fmt::format("<rect class=\"band\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
-                  "height=\"{:.1f}\" fill=\"#dafbe1\"><title>tolerance ±{:.1f}%</title></rect>",
-                  plot.px(0), plot.py(1 + tolerance),
-                  plot.px(std::max<double>(1, a.rounds.size() - 1)) - plot.px(0),
-                  plot.py(1 - tolerance) - plot.py(1 + tolerance), 100 * tolerance));
-  for (std::size_t i = 0; i < a.rounds.size(); ++i) {
-    const auto& r = a.rounds[i];
-    if (r.base_ns <= 0) continue;
-    plot.add(fmt::format(
-        "<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\">"
-        "<title>round {}: base {}, head {} ({} first)</title></circle>",
-        plot.px(i), plot.py(r.head_ns / r.base_ns), r.head_first() ? "#8250df" : "#0969da", i + 1,
-        dur(r.base_ns), dur(r.head_ns), r.head_first() ? "head" : "base"));
-  }
-  plot.legend({{"#0969da", "base ran first"},
-               {"#8250df", "head ran first"},
-               {"#dafbe1", fmt::format("tolerance ±{:.1f}%", 100 * tolerance)}});
-  return plot.svg(
-      fmt::format("A/B rounds ({}): {}", which, a.key),
-      [](double v) { return fmt::format("{:g}", v + 1); },
-      [](double v) { return fmt::format("{:.3f}", v); });
 }
 
 // "Run 0f1e2d3c, started 2026-11-30 10:37, commit 4d5e6f7a8b9c on branch main; device ...": a
@@ -508,11 +464,13 @@ std::string html_gate(const GateReport& r) {
                              [&](const AbCase& a) { return a.key == v->key; });
       if (it == r.ab->cases.end()) continue;
       body += "<h3><code>" + esc(v->key) + "</code> — " + gate::to_string(v->verdict) + "</h3>\n";
-      if (!it->rounds.empty()) body += rounds_svg(*it, v->tolerance > 0 ? v->tolerance : 0.05);
+      if (!it->rounds.empty()) {
+        body += html::ab_rounds_svg(*it, v->tolerance > 0 ? v->tolerance : 0.05);
+        body += html::ab_pairs_svg(*it, *v);
+      }
       if (!it->ops.empty())
         body += "<p>What moved, per op and kernel:</p>\n" + op_diff_table(it->ops);
-      if (!it->memory.empty())
-        body += "<p>Memory over the measured calls:</p>\n" + memory_diff_table(it->memory);
+      body += html::ab_memory_table(it->memory);
     }
   }
   std::vector<const core::CaseResult*> cases;

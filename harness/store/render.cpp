@@ -28,12 +28,6 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::string csv_line(const std::vector<std::string>& fields) {
-  std::string out;
-  for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_field(fields[i]);
-  return out + "\n";
-}
-
 // cells[0] is the header; the table fits `width` (0: all columns) by util::Table's rule, the
 // case key never cut, columns in `drop` left out first to last.
 std::string table(const std::vector<std::vector<std::string>>& cells, std::size_t width,
@@ -56,6 +50,12 @@ std::string number(double v) {
 }
 
 }  // namespace
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_field(fields[i]);
+  return out + "\n";
+}
 
 std::optional<Format> parse_format(std::string_view s) {
   if (s == "table") return Format::table;

@@ -32,6 +32,9 @@ std::string format_changes(const std::vector<CaseChange>& changes, Format format
 // its cases are report::results_table's, as `run` printed them.
 std::string format_run_header(const core::Run& run);
 
+// One CSV record: fields with a comma, a quote or a newline quoted (RFC 4180), then "\n".
+std::string csv_line(const std::vector<std::string>& fields);
+
 std::string format_time(std::int64_t epoch_ns);  // "2026-11-30T10:37:15Z"
 // "2026-11-30", "2026-11-30T10:37[:15][Z]", or "Nd" (N days before now_ns). nullopt if neither.
 std::optional<std::int64_t> parse_time(std::string_view text, std::int64_t now_ns);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The HTML reports opened as a person opens them: headless Chromium renders a run's report, a
-# history gate's, an A/B gate's, a case's history and a glob's (every matching case, the x axis
+# history gate's, an A/B gate's (its rounds by pair of workers, each pair's estimate and the
+# pooled interval), a case's history and a glob's (every matching case, the x axis
 # dated) from real (tiny) runs; each must draw its charts (SVG elements
 # in the rendered page, chart-blue pixels in a screenshot that is not blank) and log no console
 # error. Exit 77 (ctest: skipped) where no Chromium or Chrome is installed.
@@ -58,7 +59,12 @@ render() {
 }
 render run.html 1
 render gate.html 1
-render ab.html 1
+render ab.html 2
+# The A/B page draws which pair of workers each round came from, and each pair's estimate
+# beside the pooled interval: the two levels of the paired statistic.
+grep -q 'class="pair-span"' "$tmp/ab.dom" || fail "ab.html: the rounds are not marked by pair"
+grep -q '<g class="pair">' "$tmp/ab.dom" || fail "ab.html: no pair's estimate drawn"
+grep -q 'class="pooled"' "$tmp/ab.dom" || fail "ab.html: no pooled interval drawn"
 render history.html 1
 grep -q 'class="band"' "$tmp/history.dom" || fail "history.html: no interval band"
 # A glob's history: every matching case drawn, each x axis ticked with the runs' dates (UTC,
