@@ -120,9 +120,12 @@ echo "$out" | sed 's/^/    /'
 [ "$rc" = 0 ] && ok "flex_compile.yaml: exit 0" || bad "flex_compile.yaml: exit $rc"
 grep -qE "causal-alibi/flex@compile +ok .*under torch\.compile mode default; compiled in [0-9.]+ (s|ms) \(fresh cache\): 1 graph, 0 graph breaks" <<<"$out" &&
   ok "flex@compile: checked, compiled from a fresh cache into one graph" || bad "flex@compile's row"
-grep -qE "causal/hf:flex_attention +ok .*transformers [0-9.]+ flex_attention attention; compiled in [0-9.]+ (s|ms) \(fresh cache\)" <<<"$out" &&
-  ok "hf:flex_attention: transformers' own compile is timed as the case's" ||
-  bad "hf:flex_attention's row"
+grep -qE "tinygqa/.*causal/hf:flex_attention +ok .*transformers [0-9.]+ flex_attention attention; compiled in [0-9.]+ (s|ms) \(fresh cache\)" <<<"$out" &&
+  ok "hf:flex_attention (GQA causal): transformers' own compile is timed as the case's" ||
+  bad "hf:flex_attention's GQA row"
+grep -qE "tinybert/.*none/hf:flex_attention +ok .*compiled in [0-9.]+ (s|ms) \(fresh cache\)" <<<"$out" &&
+  ok "hf:flex_attention (BERT-like, bidirectional): checked and compiled" ||
+  bad "hf:flex_attention's BERT row"
 
 [ "$fails" = 0 ] && echo "all passed" || echo "$fails failed"
 [ "$fails" = 0 ]
