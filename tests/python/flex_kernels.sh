@@ -23,13 +23,8 @@ export ATTNPROF_DB="$work/h.db"
 source "$here/../lib/checks.sh"
 attnprof="$build/attnprof"
 
-out="$("$attnprof" run flex.yaml --wide 2>&1)"
-rc=$?
-if grep -q "built without Python" <<<"$out"; then
-  echo "skip: this attnprof-worker was built without Python"
-  exit 77
-fi
-echo "$out" | sed 's/^/    /'
+source "$here/../lib/python_run.sh"
+first_run flex.yaml
 [ "$rc" = 0 ] && ok "flex.yaml: exit 0" || bad "flex.yaml: exit $rc"
 status() { grep -E "^tinygqa/[a-z]+/$1 " <<<"$out" | awk '{print $2}'; }
 for shape in b1-s32-fp32-none b1-s32-fp32-causal b1-s32-fp32-window8 b1-s32-fp32-prefix8 \

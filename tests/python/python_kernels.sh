@@ -20,13 +20,8 @@ export ATTNPROF_DB="$work/h.db"
 source "$here/../lib/checks.sh"
 attnprof="$build/attnprof"
 
-out="$("$attnprof" run python.yaml --wide 2>&1)"
-rc=$?
-if grep -q "built without Python" <<<"$out"; then
-  echo "skip: this attnprof-worker was built without Python"
-  exit 77
-fi
-echo "$out" | sed 's/^/    /'
+source "$here/../lib/python_run.sh"
+first_run python.yaml
 expect "attnprof env says which Python runs py: kernels" 0 "py: kernels: +Python [0-9.]+ of .+, embedded" \
   -- "$attnprof" env
 [ "$rc" = 3 ] && ok "run: exit 3 (the wrong shape is its case's error)" || bad "run: exit $rc (want 3)"
