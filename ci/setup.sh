@@ -170,9 +170,6 @@ PY
   say "CUDA toolkit: $root (pip wheels in the venv)"
 fi
 
-say "done in $(( $(date +%s) - t0 )) s; torch $ATTNPROF_TORCH_VERSION" \
-    "($ATTNPROF_TORCH_SOURCE): $ATTNPROF_TORCH_PACKAGE"
-
 # --- Apache Otava (tests only) -----------------------------------------------------------------
 # tests/ci/exports.sh feeds `attnprof export --format otava` to Otava itself and checks that its
 # change points agree with `attnprof changes`. A venv of its own, ATTNPROF_HOME/otava: Otava
@@ -205,3 +202,6 @@ sys.exit(version("apache-otava") != sys.argv[1])' "$otava_pin" 2>/dev/null
     fi
   fi
 fi
+
+say "done in $(( $(date +%s) - t0 )) s; torch $ATTNPROF_TORCH_VERSION" \
+    "($ATTNPROF_TORCH_SOURCE): $ATTNPROF_TORCH_PACKAGE"
