@@ -191,7 +191,8 @@ json to_json(const core::Case& c) {
             {"trace_calls", c.measure.trace_calls},
             {"max_descheduled", c.measure.max_descheduled},
             {"max_descheduled_shift", c.measure.max_descheduled_shift},
-            {"max_throttled", c.measure.max_throttled}};
+            {"max_throttled", c.measure.max_throttled},
+            {"l2", c.measure.l2}};
   json j = {{"key", c.key},
             {"aliases", c.aliases},
             {"suite", c.suite},
@@ -285,6 +286,7 @@ core::Case case_from_json(const json& j) {
       get(m, "max_descheduled", c.measure.max_descheduled);
       get(m, "max_descheduled_shift", c.measure.max_descheduled_shift);
       get(m, "max_throttled", c.measure.max_throttled);
+      get(m, "l2", c.measure.l2);
     });
   if (const json* gate = object_at(j, "gate"))
     within("gate", [&] { get(*gate, "tolerance", c.gate.tolerance); });

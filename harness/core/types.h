@@ -53,6 +53,9 @@ struct MeasureSettings {
   // half-widths of its interval (core/stability.h): 1, out of it.
   double max_descheduled_shift = 1.0;
   double max_throttled = 0.10;  // more GPU samples throttled than this share: unstable
+  // The L2 before each sample: "cold" (flushed: a GPU's single calls by default) or "warm" (not
+  // flushed: the CPU's only state); "": the device's default. A GPU case's key says warm.
+  std::string l2;
 };
 
 struct GateSettings {

@@ -50,6 +50,7 @@ std::map<std::string, double> DeviceTimer::metrics() const {
   auto m = m_picker.metrics();
   m["measure.graph_batch"] = m_graph_calls;  // 0: single cold calls
   m["measure.blocking_kernel"] = m_blocking ? 1 : 0;
+  m["measure.l2_flushed"] = m_graph_calls == 0 && !m_options.l2_warm ? 1 : 0;  // the record's
   if (m_watch) m.merge(m_watch->metrics());
   return m;
 }
@@ -82,7 +83,7 @@ void DeviceTimer::stop_recording() {
 
 // Flush (cold samples only), wait, block, start, the call, stop, release, wait.
 DeviceTimer::Raw DeviceTimer::timed_call(std::uint64_t id, double block_timeout_s) {
-  if (m_graph_calls == 0) m_parts.flush->flush();
+  if (m_graph_calls == 0 && !m_options.l2_warm) m_parts.flush->flush();
   m_parts.events->wait_idle();
   Raw r;
   r.id = id;

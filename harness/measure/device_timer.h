@@ -13,7 +13,7 @@
 //     the K calls, as in nvbench's batch mode); where capture fails, or for longer calls, each
 //     sample is one cold call after an L2 flush. The mode is the metric "measure.graph_batch"
 //     (K, or 0 for cold calls).
-//   - Every timed call: flush (cold only), wait until the stream is idle, the blocking kernel,
+//   - Every timed call: flush (cold calls, unless measure.l2 is warm), wait until the stream is idle, the blocking kernel,
 //     start event, the call (its CUPTI external id pushed around it), stop event, release. A
 //     blocking kernel that timed out (the call waits for the GPU, or takes seconds to enqueue)
 //     is dropped for the rest of the case, with a note.
@@ -124,6 +124,9 @@ struct DeviceTimerOptions {
   // Another process on the device before the samples ends the case (util::EnvironmentError)
   // instead of measuring it shared: `attnprof run --require-idle-gpu`.
   bool require_idle_gpu = false;
+  // No L2 flush before single calls (measure.l2: warm): what a kernel costs when its inputs are
+  // still in L2 from the call before. Graph batches are warm either way.
+  bool l2_warm = false;
 };
 
 class DeviceTimer final : public CaseTimer {

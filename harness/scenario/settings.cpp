@@ -49,7 +49,7 @@ core::MeasureSettings read_measure(const Node& n, Diags& d) {
   if (!check_map(n, "measure",
                  {"warmup", "warmup_ms", "min_samples", "max_samples", "max_noise", "time_budget",
                   "timeout_s", "trace", "trace_calls", "max_descheduled", "max_descheduled_shift",
-                  "max_throttled"},
+                  "max_throttled", "l2"},
                  d))
     return m;
   // Two spellings each for warm-up and budget: a duration with its unit ("200ms"), or the
@@ -93,6 +93,8 @@ core::MeasureSettings read_measure(const Node& n, Diags& d) {
     if (auto x = read_positive(*v, "max_descheduled_shift", d)) m.max_descheduled_shift = *x;
   if (const Node* v = n.find("max_throttled"))
     if (auto x = read_percent(*v, "max_throttled", d)) m.max_throttled = *x;
+  if (const Node* v = n.find("l2"))
+    if (auto s = read_choice(*v, "l2", {"cold", "warm"}, d)) m.l2 = *s;
   return m;
 }
 

@@ -223,7 +223,8 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
     if (!whole) st.work = make_workload(c, *v, st.inputs);
     st.timer = make_timer(
         c, [work = st.work] { work(); },
-        TimerOptions{.require_idle_gpu = m_options.require_idle_gpu});
+        TimerOptions{.require_idle_gpu = m_options.require_idle_gpu,
+                     .l2_warm = c.measure.l2 == "warm"});
     m_ready = true;
   });
 }
