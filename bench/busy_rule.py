@@ -22,6 +22,7 @@ affected cases each rule flagged, and the load the runs saw. A benchmark, run on
 
   bench/busy_rule.py --rounds 8
   bench/busy_rule.py --rounds 4 --case 'bert-base/prefill/*' --out campaign.json
+  bench/busy_rule.py --tabulate campaign.json
 """
 import argparse
 import json
@@ -127,12 +128,17 @@ def main():
                    help="a run is quiet when others took fewer CPUs than this meanwhile")
     p.add_argument("--seed", type=int, default=39)
     p.add_argument("--out", help="write every run's figures here as JSON")
+    p.add_argument("--tabulate", help="print the figures of an earlier campaign's --out file")
     args = p.parse_args()
     rng = random.Random(args.seed)
     runs = []  # {"hog": bool, "others": CPUs, "load": load1, "cases": {key: figures}}
+    if args.tabulate:
+        with open(args.tabulate) as f:
+            runs = json.load(f)
+        args.rounds = sum(not r["hog"] for r in runs)
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "h.db")
-        for r in range(args.rounds):
+        for r in range(0 if args.tabulate else args.rounds):
             order = [False, True]
             rng.shuffle(order)
             for hog in order:
@@ -141,9 +147,9 @@ def main():
                              "cases": figures(db, run_id)})
             print("round %d of %d done (load %.1f)" % (r + 1, args.rounds, loadavg()),
                   file=sys.stderr)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(runs, f)
+            if args.out:  # after every round: a campaign cut short keeps what it measured
+                with open(args.out, "w") as f:
+                    json.dump(runs, f)
     quiet = [r for r in runs if not r["hog"] and r["others"] < args.quiet_cpus]
     alone = [r for r in runs if not r["hog"]]
     hogged = [r for r in runs if r["hog"]]
