@@ -15,7 +15,8 @@ rules to the same figures:
 A run counts as quiet only when the machine's other tasks took less than --quiet-cpus (0.1) CPUs
 while it ran (/proc/stat's busy time less this campaign's own and its children's); runs beside
 the hog are judged against the truth of what it did: a case is affected when the median of its
-quiet runs lies outside the hog run's own median interval (the figure is not the kernel's). It
+quiet runs lies outside the hog run's own median interval and its median moved more than
+--affected (5%) from it (the figure is not the kernel's). It
 prints the quiet false-flag rate of each rule (with its 95% Wilson interval), the share of
 affected cases each rule flagged, and the load the runs saw. A benchmark, run on purpose
 (minutes per round), never by ctest:
@@ -126,6 +127,8 @@ def main():
     p.add_argument("--case", action="append", default=[], help="only cases matching this glob")
     p.add_argument("--quiet-cpus", type=float, default=0.1,
                    help="a run is quiet when others took fewer CPUs than this meanwhile")
+    p.add_argument("--affected", type=float, default=0.05,
+                   help="beside the hog, a case is affected when its median moved more than this")
     p.add_argument("--seed", type=int, default=39)
     p.add_argument("--out", help="write every run's figures here as JSON")
     p.add_argument("--tabulate", help="print the figures of an earlier campaign's --out file")
@@ -167,28 +170,35 @@ def main():
                   % (name, rule_name, k, n, 100 * k / n if n else float("nan"), 100 * lo,
                      100 * hi))
     # Beside the hog: affected when the quiet runs' median of medians lies outside the run's
-    # own interval. Quiet reference from every run without the hog (the quiet ones where any).
+    # own interval and the run's median moved more than --affected from it. Quiet reference
+    # from the quiet runs, else every run without the hog.
     ref_runs = quiet or alone
     reference = {}
     for key in {k for r in ref_runs for k in r["cases"]}:
-        v = [r["cases"][key][0] for r in ref_runs if key in r["cases"]]
-        reference[key] = statistics.median(v)
-    affected = flagged_share = flagged_shift = unaffected_flagged = total = 0
+        reference[key] = statistics.median(r["cases"][key][0] for r in ref_runs
+                                           if key in r["cases"])
+    affected, missed, unaffected_flagged, total = [], {}, 0, 0
     for r in hogged:
         for key, f in r["cases"].items():
             if key not in reference:
                 continue
             total += 1
-            hit = not (f[1] <= reference[key] <= f[2])
-            affected += hit
-            flagged_share += hit and share_rule(f)
-            flagged_shift += hit and shift_rule(f)
-            unaffected_flagged += (not hit) and shift_rule(f)
-    print("beside the hog: %d of %d cases affected (the quiet median outside the run's interval); "
-          "the share rule flagged %d of them, the shift rule %d; the shift rule flagged %d of the "
-          "%d unaffected" % (affected, total, flagged_share, flagged_shift, unaffected_flagged,
-                             total - affected))
-
+            hit = (not f[1] <= reference[key] <= f[2]
+                   and abs(f[0] / reference[key] - 1) > args.affected)
+            if hit:
+                affected.append(f)
+                if not shift_rule(f):
+                    kernel = key.rsplit("/", 1)[1]
+                    missed[kernel] = missed.get(kernel, 0) + 1
+            else:
+                unaffected_flagged += shift_rule(f)
+    print("beside the hog: %d of %d cases affected (median moved more than %.0f%% and out of its "
+          "interval from the quiet median); the share rule flagged %d of them, the shift rule %d "
+          "(missed, by kernel: %s); the shift rule flagged %d of the %d unaffected"
+          % (len(affected), total, 100 * args.affected, sum(share_rule(f) for f in affected),
+             sum(shift_rule(f) for f in affected),
+             ", ".join("%s %d" % kv for kv in sorted(missed.items())) or "none",
+             unaffected_flagged, total - len(affected)))
 
 if __name__ == "__main__":
     main()
