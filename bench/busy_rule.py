@@ -163,7 +163,8 @@ def main():
              len(quiet), len(alone), args.quiet_cpus))
     for name, group in (("quiet", quiet), ("alone, all", alone)):
         n = sum(len(r["cases"]) for r in group)
-        for rule_name, rule in (("share rule (before)", share_rule), ("shift rule (now)", shift_rule)):
+        for rule_name, rule in (("share rule (before)", share_rule),
+                                ("shift rule (now)", shift_rule)):
             k = sum(rule(f) for r in group for f in r["cases"].values())
             lo, hi = wilson(k, n)
             print("%-11s %-20s flagged %3d of %4d cases (%.1f%%, 95%% interval %.1f-%.1f%%)"

@@ -13,10 +13,10 @@
 //     the K calls, as in nvbench's batch mode); where capture fails, or for longer calls, each
 //     sample is one cold call after an L2 flush. The mode is the metric "measure.graph_batch"
 //     (K, or 0 for cold calls).
-//   - Every timed call: flush (cold calls, unless measure.l2 is warm), wait until the stream is idle, the blocking kernel,
-//     start event, the call (its CUPTI external id pushed around it), stop event, release. A
-//     blocking kernel that timed out (the call waits for the GPU, or takes seconds to enqueue)
-//     is dropped for the rest of the case, with a note.
+//   - Every timed call: flush (cold calls, unless measure.l2 is warm), wait until the stream is
+//     idle, the blocking kernel, start event, the call (its CUPTI external id pushed around
+//     it), stop event, release. A blocking kernel that timed out (the call waits for the GPU,
+//     or takes seconds to enqueue) is dropped for the rest of the case, with a note.
 //   - Around the samples, where NVML is (GpuWatch, gpu_monitor.h): after the first call (this
 //     worker then has its context on the device) the expected clock, the throttle reasons, the
 //     other processes on the device and the energy counter; at finish() the same again. Their

@@ -1,6 +1,7 @@
 // Case keys: the identity of a case in baselines and history. Built only from what the case is
-// (model, phase, shape, dtype, mask, level, scale, seed, a GPU's warm L2, kernel), never from where or in which
-// order it was written, so reordering or splitting files keeps history attached.
+// (model, phase, shape, dtype, mask, level, scale, seed, a GPU's warm L2, kernel), never from
+// where or in which order it was written, so reordering or splitting files keeps history
+// attached.
 #include <fmt/format.h>
 
 #include <cstdint>
