@@ -23,7 +23,7 @@ affected cases each rule flagged, and the load the runs saw. A benchmark, run on
 
   bench/busy_rule.py --rounds 8
   bench/busy_rule.py --rounds 4 --case 'bert-base/prefill/*' --out campaign.json
-  bench/busy_rule.py --tabulate campaign.json
+  bench/busy_rule.py --tabulate campaign.json other-campaign.json
 """
 import argparse
 import json
@@ -131,13 +131,14 @@ def main():
                    help="beside the hog, a case is affected when its median moved more than this")
     p.add_argument("--seed", type=int, default=39)
     p.add_argument("--out", help="write every run's figures here as JSON")
-    p.add_argument("--tabulate", help="print the figures of an earlier campaign's --out file")
+    p.add_argument("--tabulate", nargs="+",
+                   help="print the figures of earlier campaigns' --out files, pooled")
     args = p.parse_args()
     rng = random.Random(args.seed)
     runs = []  # {"hog": bool, "others": CPUs, "load": load1, "cases": {key: figures}}
-    if args.tabulate:
-        with open(args.tabulate) as f:
-            runs = json.load(f)
+    for path in args.tabulate or []:
+        with open(path) as f:
+            runs += json.load(f)
         args.rounds = sum(not r["hog"] for r in runs)
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "h.db")
