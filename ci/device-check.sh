@@ -2,7 +2,8 @@
 # The GPU check, run on a machine with a GPU from a bundle made by ci/device-bundle.sh:
 # environment, the GPU tests (CUDA kernels against the CPU reference, the CUPTI tracer, the
 # timers), a short GPU suite stored in SQLite with its cost matrices and Perfetto traces, the GPU
-# benchmarks, and AOTInductor packages made and run on the GPU (ci/device-aoti.yaml). Everything
+# benchmarks, what attnprof says of the GPU around a case against nvidia-smi (clocks, a co-tenant,
+# energy), and AOTInductor packages made and run on the GPU (ci/device-aoti.yaml). Everything
 # goes to $OUT (default: a new folder under $TMPDIR, named on the first line; never the
 # checkout, where it would lie untracked) as it happens: one log per step,
 # written while the step runs, and summary.txt, one line per step (ok, failed, timed out or
@@ -100,6 +101,14 @@ for b in bench_torch_timers bench_torch_kernels bench_torch_agreement bench_torc
   else
     record "$(printf '%-10s skipped: not in the bundle' "$b")"
   fi
+done
+# What attnprof says of the GPU around a case, against nvidia-smi (ci/device-gpu-watch.py): the
+# per-sample SM clock, a planted co-tenant named (and refused by --require-idle-gpu), the energy
+# per call of a long kernel against power x time. Not yet run on a GPU: written without one, so
+# a failure here may be the check's as much as the code's; its log has the numbers.
+for w in clocks cotenant energy; do
+  step "gpu-$w" 90 "$python" ci/device-gpu-watch.py "$w" --attnprof "$bundle/bin/attnprof" \
+    --out "$out/gpu-watch" --python "$python"
 done
 # Compiled attention: AOTInductor packages of BERT-base attention (kernel and block) made here
 # with this machine's torch (Triton code for this GPU), then run beside eager and sdpa.flash.

@@ -34,7 +34,7 @@ struct RunArgs {
   bool require_hardware = false;
   int cost_rows = 0;
   std::string sort, perfetto_dir;
-  bool counters = false, wide = false;
+  bool counters = false, wide = false, require_idle_gpu = false;
   std::string resume;
   std::string worker;
   double case_timeout_s = 0;
@@ -54,6 +54,7 @@ std::vector<std::string> worker_args(const RunArgs& a, bool& wait_policy_chosen)
   if (a.require_hardware) out.push_back("--require-hardware");
   if (!a.perfetto_dir.empty()) out.push_back("--perfetto=" + a.perfetto_dir);
   if (a.counters) out.push_back("--counters");
+  if (a.require_idle_gpu) out.push_back("--require-idle-gpu");
   return out;
 }
 
@@ -122,6 +123,8 @@ Action setup_run(CLI::App& sub) {
   sub.add_flag("--no-trace", a->no_trace, "Skip the traced pass and the cost matrix");
   sub.add_flag("--require-hardware", a->require_hardware,
                "Fail (not skip) cases whose device or GPU pattern this machine does not match");
+  sub.add_flag("--require-idle-gpu", a->require_idle_gpu,
+               "End a GPU case with an error, unmeasured, when another process is on its GPU");
   sub.add_option("--cost-rows", a->cost_rows,
                  "Print each case's cost matrix, this many rows (default 0: none; `attnprof "
                  "show` prints a stored one)");

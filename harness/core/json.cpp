@@ -189,7 +189,10 @@ json to_json(const core::Case& c) {
             {"max_samples", c.measure.max_samples},     {"target_rel_ci", c.measure.target_rel_ci},
             {"time_budget_s", c.measure.time_budget_s}, {"trace", c.measure.trace},
             {"trace_calls", c.measure.trace_calls},
-            {"max_descheduled", c.measure.max_descheduled}};
+            {"max_descheduled", c.measure.max_descheduled},
+            {"max_descheduled_shift", c.measure.max_descheduled_shift},
+            {"max_throttled", c.measure.max_throttled},
+            {"l2", c.measure.l2}};
   json j = {{"key", c.key},
             {"aliases", c.aliases},
             {"suite", c.suite},
@@ -287,6 +290,9 @@ core::Case case_from_json(const json& j) {
       get(m, "trace", c.measure.trace);
       get(m, "trace_calls", c.measure.trace_calls);
       get(m, "max_descheduled", c.measure.max_descheduled);
+      get(m, "max_descheduled_shift", c.measure.max_descheduled_shift);
+      get(m, "max_throttled", c.measure.max_throttled);
+      get(m, "l2", c.measure.l2);
     });
   if (const json* gate = object_at(j, "gate"))
     within("gate", [&] { get(*gate, "tolerance", c.gate.tolerance); });

@@ -29,6 +29,20 @@ inline constexpr const char* kReservedRatioMetric = "memory.cuda.reserved_over_a
 inline constexpr const char* kAllocRetriesMetric = "memory.cuda.alloc_retries";
 inline constexpr const char* kSegmentsMetric = "memory.cuda.segments";
 
+// Over the measured calls, on a GPU with NVML's energy counter (Volta and later): the energy the
+// device used per call of the case (from the counter's advance over the samples, divided by the
+// calls they timed: the L2 flush and the gaps between calls included, so an upper bound that a
+// long kernel's own energy approaches) and its average power over them.
+inline constexpr const char* kEnergyPerCallMetric = "energy.joules_per_call";
+inline constexpr const char* kAveragePowerMetric = "power.average_w";
+
+// How a GPU's clocks were set while a case ran (harness/measure/gpu_monitor.h): the SM
+// applications clock, its default, and persistence mode (1 on, 0 off). gate/clock_policy.h
+// reads them: history across a change of policy is not one series.
+inline constexpr const char* kApplicationsClockMetric = "gpu.clock.applications_mhz";
+inline constexpr const char* kDefaultApplicationsClockMetric = "gpu.clock.default_applications_mhz";
+inline constexpr const char* kPersistenceMetric = "gpu.persistence";
+
 // The fragmentation figures, in the order every report lists them.
 inline constexpr const char* kFragmentationMetrics[] = {
     kRssGrowthMetric,     kMinorFaultsMetric,   kMajorFaultsMetric,  kReservedPeakMetric,

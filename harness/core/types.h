@@ -48,7 +48,14 @@ struct MeasureSettings {
   double time_budget_s = 10;      // per case
   bool trace = true;              // run the traced pass and build the cost matrix
   int trace_calls = 10;           // warm calls the traced pass records; the matrix is per call
-  double max_descheduled = 0.10;  // more samples descheduled than this share: unstable
+  double max_descheduled = 0.50;  // more samples descheduled than this share: unstable
+  // Unstable, too, when the descheduled samples moved the median by more than this many
+  // half-widths of its interval (core/stability.h): 1, out of it.
+  double max_descheduled_shift = 1.0;
+  double max_throttled = 0.10;  // more GPU samples throttled than this share: unstable
+  // The L2 before each sample: "cold" (flushed: a GPU's single calls by default) or "warm" (not
+  // flushed: the CPU's only state); "": the device's default. A GPU case's key says warm.
+  std::string l2;
 };
 
 struct GateSettings {

@@ -122,6 +122,13 @@ std::string render(const Description& d) {
                        dev.power_limit_w > 0 ? fmt::format("{:.0f} W", dev.power_limit_w)
                                              : std::string("unknown"),
                        dev.mig_mode.empty() ? "unknown" : dev.mig_mode);
+    out += fmt::format("                clocks: applications {}, persistence {}\n",
+                       dev.app_clock_mhz <= 0 ? std::string("unknown")
+                       : dev.app_clock_mhz == dev.default_app_clock_mhz
+                           ? fmt::format("{:.0f} MHz (the default)", dev.app_clock_mhz)
+                           : fmt::format("{:.0f} MHz (set; the default is {:.0f})",
+                                         dev.app_clock_mhz, dev.default_app_clock_mhz),
+                       dev.persistence.empty() ? "unknown" : dev.persistence);
   }
   return out;
 }
@@ -138,7 +145,10 @@ nlohmann::json to_json(const Description& d) {
                        {"peak_gbps", dev.peak_gbps},
                        {"pci_bus_id", dev.pci_bus_id},
                        {"power_limit_w", dev.power_limit_w},
-                       {"mig_mode", dev.mig_mode}});
+                       {"mig_mode", dev.mig_mode},
+                       {"app_clock_mhz", dev.app_clock_mhz},
+                       {"default_app_clock_mhz", dev.default_app_clock_mhz},
+                       {"persistence", dev.persistence}});
   return {{"cpu_model", d.cpu_model},       {"cpu_logical", d.cpu_logical},
           {"torch_threads", d.torch_threads}, {"torch_version", d.torch_version},
           {"cuda_built", d.cuda_built},     {"cuda_runtime", d.cuda_runtime},
@@ -171,6 +181,9 @@ Description description_from_json(const nlohmann::json& j) {
     dev.pci_bus_id = x.value("pci_bus_id", "");
     dev.power_limit_w = x.value("power_limit_w", 0.0);
     dev.mig_mode = x.value("mig_mode", "");
+    dev.app_clock_mhz = x.value("app_clock_mhz", 0.0);
+    dev.default_app_clock_mhz = x.value("default_app_clock_mhz", 0.0);
+    dev.persistence = x.value("persistence", "");
     d.devices.push_back(dev);
   }
   return d;

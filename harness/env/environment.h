@@ -22,6 +22,11 @@ struct Device {
   std::string pci_bus_id;   // "0000:18:00.0": how CUDA's and NVML's numbering meet
   double power_limit_w = 0;  // NVML's enforced power limit; 0 unknown
   std::string mig_mode;      // "enabled", "disabled", "unsupported"; empty unknown
+  // How its clocks are set (NVML): the SM applications clock and its default (equal unless set
+  // with `nvidia-smi -ac`), and persistence mode; 0 and empty: unknown. Not in the fingerprint:
+  // history across a change of clocks is a note (gate/clock_policy.h), not another machine.
+  double app_clock_mhz = 0, default_app_clock_mhz = 0;
+  std::string persistence;  // "enabled", "disabled"; empty unknown
 };
 
 struct Description {

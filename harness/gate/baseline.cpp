@@ -100,6 +100,8 @@ class Parser {
       t.reference = scalar(v, k);
     } else if (k == "max_abs_error" || k == "mean_abs_error") {
       if (number(v, k, d, true)) (k == "max_abs_error" ? t.max_abs_error : t.mean_abs_error) = d;
+    } else if (k == "joules_per_call") {
+      if (number(v, k, d, true)) t.joules_per_call = d;
     } else if (k == "compile_ms" || k == "compile_graphs" || k == "compile_graph_breaks") {
       if (number(v, k, d, true))
         (k == "compile_ms"       ? t.compile_ms
@@ -267,6 +269,7 @@ std::string traits_yaml(const Traits& t) {
   if (t.compile_graphs) out += fmt::format("    compile_graphs: {:.0f}\n", *t.compile_graphs);
   if (t.compile_graph_breaks)
     out += fmt::format("    compile_graph_breaks: {:.0f}\n", *t.compile_graph_breaks);
+  if (t.joules_per_call) out += fmt::format("    joules_per_call: {:.6g}\n", *t.joules_per_call);
   if (t.kernels) {
     out += t.kernels->empty() ? "    kernels: []\n" : "    kernels:\n";
     for (const auto& k : *t.kernels) out += fmt::format("      - {}\n", quoted(k));

@@ -85,7 +85,7 @@ struct BaselineOptions {
 };
 
 // Cases of the run that completed with at least one kept (not dropped) sample, less the
-// unstable ones (a busy machine descheduled the worker: not a figure to gate against) unless
+// unstable ones (a busy machine or GPU disturbed them: not a figure to gate against) unless
 // options.include_unstable; Baseline::notes names each left out and why.
 Baseline make_baseline(const core::Run& run, const BaselineOptions& options = {});
 // From several runs of one environment, newest first (`baseline update --runs 3`): each case's

@@ -27,10 +27,10 @@
 // the within-run interval is what is wide, never where the run-to-run spread is.
 // A case timed differently here than in the baseline (timing_mode.h) is inconclusive with
 // that reason: the two numbers are not the same quantity.
-// An unstable case (core/stability.h: a busy machine descheduled the worker in many of its
-// samples) is inconclusive, its reason saying what it would have been and why not: its samples
-// come from two machine states, so an interval over them (a bootstrap or a median CI, each of
-// which assumes one distribution) can be +-0.3% around a figure that is the load's, not the
+// An unstable case (core/stability.h: the samples a busy machine descheduled moved its median
+// beyond its interval) is inconclusive, its reason saying what it would have been and why not: its
+// samples come from two machine states, so an interval over them (a bootstrap or a median CI, each
+// of which assumes one distribution) can be +-0.3% around a figure that is the load's, not the
 // code's. The interval is kept, marked by CaseVerdict::unstable, for the record.
 // A case whose correctness check failed is `failed` whatever its timing; baseline cases the
 // run lacks are `missing`, run cases the baseline lacks `new_case`. Baselines from a different

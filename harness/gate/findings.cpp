@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "harness/core/metric_names.h"
@@ -93,6 +94,28 @@ std::string accuracy_sentence(const AccuracyChange& a, core::DType dtype) {
                  a.factor, core::to_string(dtype), a.floor);
 }
 
+EnergyChange energy_change(const Traits& base, const Traits& head, double tolerance) {
+  EnergyChange e;
+  if (!base.joules_per_call || !head.joules_per_call || *base.joules_per_call <= 0) return e;
+  e.known = true;
+  e.base_j = *base.joules_per_call;
+  e.head_j = *head.joules_per_call;
+  e.tolerance = tolerance;
+  e.changed = std::abs(e.head_j / e.base_j - 1) > tolerance;
+  return e;
+}
+
+// Joules to 3 significant digits in the unit that keeps them readable: 0.7 J, 41.5 mJ.
+std::string joules(double j) {
+  return j >= 1 ? fmt::format("{:.3g} J", j) : fmt::format("{:.3g} mJ", j * 1e3);
+}
+
+std::string energy_sentence(const EnergyChange& e) {
+  return fmt::format("energy changed: {} -> {} per call ({:+.1f}%, beyond {:g}%)",
+                     joules(e.base_j), joules(e.head_j), 100 * (e.head_j / e.base_j - 1),
+                     100 * e.tolerance);
+}
+
 CompileChange compile_change(const Traits& base, const Traits& head, double factor) {
   CompileChange c;
   if (!base.compile_ms || !head.compile_ms) return c;
@@ -138,6 +161,7 @@ Traits traits_of(const core::CaseResult& r) {
   t.compile_ms = metric(r, "compile.time_ms");
   t.compile_graphs = metric(r, "compile.graphs");
   t.compile_graph_breaks = metric(r, "compile.graph_breaks");
+  t.joules_per_call = metric(r, core::kEnergyPerCallMetric);
   return t;
 }
 
@@ -170,6 +194,8 @@ Findings find_changes(const Traits& base, const Traits& head, core::DType dtype,
   if (f.accuracy.changed)
     f.list.push_back(
         {"accuracy changed", accuracy_sentence(f.accuracy, dtype), rules.fail_on_accuracy});
+  f.energy = energy_change(base, head, rules.energy_tolerance);
+  if (f.energy.changed) f.list.push_back({"energy changed", energy_sentence(f.energy), false});
   return f;
 }
 

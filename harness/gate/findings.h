@@ -18,8 +18,13 @@
 //                     that epsilon: an exact kernel (0) against one that rounds once (1e-7 in
 //                     fp32) is not "infinitely worse". The case passed its check, so the error
 //                     is still within the tolerance; a case beyond it is `failed`.
+//   energy changed    on a GPU with NVML's energy counter on both sides, the head's energy per
+//                     call (energy.joules_per_call) differs from the baseline's by more than
+//                     `energy_tolerance` (10%) of it: a kernel as fast that draws more power,
+//                     or one faster that costs more joules. Unknown where a side recorded none.
 // Each is a warning that fails the gate only when asked (--fail-on-kernel-change,
 // --fail-on-compile, --fail-on-accuracy); an accept or ignore annotation covers it like a regression.
+// An energy change never fails the gate: it is what the fleet pays, not what the merge is.
 #pragma once
 
 #include <optional>
@@ -38,6 +43,7 @@ struct Traits {
   std::optional<double> max_abs_error, mean_abs_error;
   // A torch.compile variant's compile (its compile.* metrics); nullopt: none recorded.
   std::optional<double> compile_ms, compile_graphs, compile_graph_breaks;
+  std::optional<double> joules_per_call;  // energy.joules_per_call; nullopt: none recorded
 };
 Traits traits_of(const core::CaseResult& r);
 
@@ -47,6 +53,13 @@ struct FindingRules {
   bool fail_on_accuracy = false;
   double compile_factor = 2;  // --compile-factor
   bool fail_on_compile = false;
+  double energy_tolerance = 0.10;  // a relative change in joules per call beyond this: a finding
+};
+
+struct EnergyChange {
+  bool known = false;  // both sides recorded their energy per call
+  bool changed = false;
+  double base_j = 0, head_j = 0, tolerance = 0;
 };
 
 struct CompileChange {
@@ -74,7 +87,7 @@ struct AccuracyChange {
 };
 
 struct Finding {
-  std::string kind;    // "kernels changed", "compile changed" or "accuracy changed"
+  std::string kind;    // "kernels changed", "compile changed", "accuracy changed", "energy changed"
   std::string text;    // the sentence every report prints, starting with `kind`
   bool fails = false;  // fails the gate (asked for, and not accepted or ignored)
 };
@@ -83,7 +96,8 @@ struct Findings {
   KernelChange kernels;
   AccuracyChange accuracy;
   CompileChange compile;
-  std::vector<Finding> list;  // the changes found: kernels, compile, accuracy
+  EnergyChange energy;
+  std::vector<Finding> list;  // the changes found: kernels, compile, accuracy, energy
   bool fails() const;
 };
 

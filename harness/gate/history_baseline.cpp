@@ -9,7 +9,9 @@
 #include <optional>
 
 #include "harness/core/stability.h"
+#include "harness/core/metric_names.h"
 #include "harness/gate/annotations.h"
+#include "harness/gate/clock_policy.h"
 #include "harness/gate/timing_mode.h"
 #include "harness/stats/quantile.h"
 #include "harness/store/history.h"
@@ -29,7 +31,9 @@ struct Point {
 using TimerMetrics = std::map<std::pair<std::string, std::string>, std::map<std::string, double>>;
 TimerMetrics timer_metrics(store::Database& db, store::HistoryFilter f) {
   TimerMetrics out;
-  for (const char* metric : {"measure.graph_batch", "measure.cupti_fraction"}) {
+  for (const char* metric :
+       {"measure.graph_batch", "measure.cupti_fraction", core::kApplicationsClockMetric,
+        core::kDefaultApplicationsClockMetric, core::kPersistenceMetric}) {
     f.metric = metric;
     for (auto& row : store::history(db, f)) out[{row.case_key, row.run_id}][metric] = row.value;
   }
@@ -64,7 +68,8 @@ struct History {
   std::vector<store::Annotation> run_ignores;  // ignores naming a run
   std::map<std::string, std::vector<Point>> series;
   TimerMetrics timers;
-  std::map<std::pair<std::string, std::string>, double> descheduled;  // (case, run): share
+  // (case, run): what the worker stored of a busy machine (core/stability.h)
+  std::map<std::pair<std::string, std::string>, core::StabilityFigures> stability;
 };
 
 void check(const HistoryOptions& o) {
@@ -127,8 +132,22 @@ History read_history(store::Database& db, const core::Run& judged, const History
   if (gpu) h.timers = timer_metrics(db, f);
   if (!o.include_unstable) {
     store::HistoryFilter d = f;
-    d.metric = core::kDescheduledMetric;
-    for (auto& row : store::history(db, d)) h.descheduled[{row.case_key, row.run_id}] = row.value;
+    using Set = void (*)(core::StabilityFigures&, double);
+    std::vector<std::pair<const char*, Set>> figures = {
+        {core::kDescheduledMetric, [](core::StabilityFigures& s, double v) { s.descheduled = v; }},
+        {core::kDescheduledShiftMetric, [](core::StabilityFigures& s, double v) { s.shift = v; }}};
+    if (gpu) {  // what only a GPU case stores
+      figures.push_back(
+          {core::kThrottledMetric, [](core::StabilityFigures& s, double v) { s.throttled = v; }});
+      figures.push_back({core::kOtherProcessesMetric, [](core::StabilityFigures& s, double v) {
+                           s.other_processes = static_cast<int>(v);
+                         }});
+    }
+    for (const auto& [name, set] : figures) {
+      d.metric = name;
+      for (auto& row : store::history(db, d))
+        set(h.stability[{row.case_key, row.run_id}], row.value);
+    }
   }
   return h;
 }
@@ -169,12 +188,15 @@ struct CaseRuns {
   std::string mode;               // the judged case's timing mode
   int retimed = 0;                // earlier runs left out for being timed in another mode
   std::string other_mode;         // the last such mode
+  std::string policy;             // the judged case's GPU clock policy (clock_policy.h)
+  int reclocked = 0;              // earlier runs left out for another clock policy
+  std::string other_policy;       // the last such policy
   int unstable = 0;               // earlier runs left out for being unstable
 };
 
 bool was_unstable(const History& h, const Point& p, const core::Case& spec) {
-  auto it = h.descheduled.find({p.case_key, p.run_id});
-  return it != h.descheduled.end() && core::unstable_share(it->second, spec.measure);
+  auto it = h.stability.find({p.case_key, p.run_id});
+  return it != h.stability.end() && core::unstable(it->second, spec.measure);
 }
 
 CaseRuns case_runs(const History& h, const core::CaseResult& cr, int window) {
@@ -182,6 +204,7 @@ CaseRuns case_runs(const History& h, const core::CaseResult& cr, int window) {
   CaseRuns c;
   c.cut = newest_boundary(h, keys);
   c.mode = timing_mode(cr);
+  c.policy = clock_policy(cr.metrics);
   for (const auto& p : points_of(h, keys)) {
     if (c.cut && p.started_ns < c.cut->start) continue;
     if (auto t = h.timers.find({p.case_key, p.run_id}); !c.mode.empty() && t != h.timers.end()) {
@@ -189,6 +212,12 @@ CaseRuns case_runs(const History& h, const core::CaseResult& cr, int window) {
       if (!earlier.empty() && earlier != c.mode) {
         ++c.retimed;
         c.other_mode = earlier;
+        continue;
+      }
+      const std::string clocks = clock_policy(t->second);
+      if (!c.policy.empty() && !clocks.empty() && clocks != c.policy) {
+        ++c.reclocked;
+        c.other_policy = clocks;
         continue;
       }
     }
@@ -209,6 +238,9 @@ std::string left_out_note(const CaseRuns& c) {
   if (c.retimed)
     out = fmt::format("{} earlier run(s) timed as {} ({}) left out; this run is {}", c.retimed,
                       c.other_mode, describe_timing_mode(c.other_mode), c.mode);
+  if (c.reclocked)
+    out += fmt::format("{}{} earlier run(s) under other GPU clocks ({}) left out; this run's: {}",
+                       out.empty() ? "" : "; ", c.reclocked, c.other_policy, c.policy);
   if (c.unstable)
     out += fmt::format(
         "{}{} earlier unstable run(s) left out (a busy machine; "

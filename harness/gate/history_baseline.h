@@ -11,10 +11,12 @@
 //                annotation's creation time.
 //   exclusions   cases of a run that an `ignore` annotation names (with that run) stay out;
 //                so do earlier runs that timed a GPU case differently than the judged run
-//                (timing_mode.h: CUDA-graph batches against cold calls, CUPTI against events),
-//                and the verdict's reason says how many; and, unless include_unstable, runs
-//                whose case was unstable (core/stability.h: a busy machine descheduled the
-//                worker in more than the case's max_descheduled of its samples)
+//                (timing_mode.h: CUDA-graph batches against cold calls, CUPTI against events)
+//                or under another GPU clock policy (clock_policy.h: applications clocks,
+//                persistence mode), and the verdict's reason says how many; and, unless
+//                include_unstable, runs whose case was unstable (core/stability.h: the
+//                samples a busy machine descheduled moved the case's median beyond its
+//                interval, or its GPU ran throttled or was shared)
 //   window       the newest `window` runs of the case (30); fewer than `min_runs` (5): the case
 //                has no entry, and Baseline::notes says why (its verdict is `new`)
 //   findings     what the case ran and how accurate it was (findings.h) are the newest kept

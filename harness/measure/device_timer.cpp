@@ -50,15 +50,24 @@ std::map<std::string, double> DeviceTimer::metrics() const {
   auto m = m_picker.metrics();
   m["measure.graph_batch"] = m_graph_calls;  // 0: single cold calls
   m["measure.blocking_kernel"] = m_blocking ? 1 : 0;
+  m["measure.l2_flushed"] = m_graph_calls == 0 && !m_options.l2_warm ? 1 : 0;  // the record's
+  if (m_watch) m.merge(m_watch->metrics());
   return m;
 }
 
 std::vector<std::string> DeviceTimer::notes() const {
-  return m_picker.notes();
+  std::vector<std::string> out = m_picker.notes();
+  if (m_watch)
+    for (auto& n : m_watch->notes()) out.push_back(std::move(n));
+  return out;
 }
 
 void DeviceTimer::finish() {
   m_ready.clear();
+  if (m_watch && !m_watch_ended) {
+    m_watch_ended = true;
+    m_watch->end(steady_ns(), m_calls);
+  }
   stop_recording();
 }
 
@@ -74,7 +83,7 @@ void DeviceTimer::stop_recording() {
 
 // Flush (cold samples only), wait, block, start, the call, stop, release, wait.
 DeviceTimer::Raw DeviceTimer::timed_call(std::uint64_t id, double block_timeout_s) {
-  if (m_graph_calls == 0) m_parts.flush->flush();
+  if (m_graph_calls == 0 && !m_options.l2_warm) m_parts.flush->flush();
   m_parts.events->wait_idle();
   Raw r;
   r.id = id;
@@ -130,10 +139,18 @@ void DeviceTimer::probe() {
   // the case's first call.
   m_parts.call();
   m_parts.events->wait_device();
+  if (m_parts.monitor) {
+    m_watch.emplace(*m_parts.monitor, m_parts.own_pid);
+    const OtherProcesses others = m_watch->begin(steady_ns());
+    if (m_options.require_idle_gpu && others.count > 0)
+      throw util::EnvironmentError(
+          fmt::format("the GPU is shared with {} (--require-idle-gpu: not measured)", others.who));
+  }
   const std::int64_t t0 = steady_ns();
   std::vector<double> ns;
   for (int i = 0; i < kProbeCalls; ++i)
     ns.push_back(double(timed_call(0, i == 0 ? kProbeTimeoutS : kBlockTimeoutS).event_ns));
+  m_calls += kProbeCalls;
   m_wall_per_sample_ns = double(steady_ns() - t0) / kProbeCalls;
   const double median = stats::median(ns);
   if (!m_options.graph_batching || !m_parts.graph || !use_graph_batch(median)) return;
@@ -166,6 +183,7 @@ void DeviceTimer::take_batch() {
   const std::int64_t t0 = steady_ns();
   for (int i = 0; i < n; ++i) raw.push_back(timed_call(traced ? ++m_last_id : 0, kBlockTimeoutS));
   m_wall_per_sample_ns = double(steady_ns() - t0) / n;
+  m_calls += static_cast<std::int64_t>(n) * std::max(m_graph_calls, 1);
 
   CallRecorder::Records records;
   if (traced) {

@@ -13,10 +13,14 @@
 //     the K calls, as in nvbench's batch mode); where capture fails, or for longer calls, each
 //     sample is one cold call after an L2 flush. The mode is the metric "measure.graph_batch"
 //     (K, or 0 for cold calls).
-//   - Every timed call: flush (cold only), wait until the stream is idle, the blocking kernel,
-//     start event, the call (its CUPTI external id pushed around it), stop event, release. A
-//     blocking kernel that timed out (the call waits for the GPU, or takes seconds to enqueue)
-//     is dropped for the rest of the case, with a note.
+//   - Every timed call: flush (cold calls, unless measure.l2 is warm), wait until the stream is
+//     idle, the blocking kernel, start event, the call (its CUPTI external id pushed around
+//     it), stop event, release. A blocking kernel that timed out (the call waits for the GPU,
+//     or takes seconds to enqueue) is dropped for the rest of the case, with a note.
+//   - Around the samples, where NVML is (GpuWatch, gpu_monitor.h): after the first call (this
+//     worker then has its context on the device) the expected clock, the throttle reasons, the
+//     other processes on the device and the energy counter; at finish() the same again. Their
+//     metrics and notes are the timer's; with require_idle_gpu another process ends the case.
 //   - CUPTI is started once, at the first batch, and read once per batch of samples
 //     (cupti_batch_size: about 20 ms of samples); finish() stops it. A call's CUPTI time is its
 //     busy time (one record) or span (several: gaps count); the CUDA events are the cross-check
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "harness/measure/device_time.h"
+#include "harness/measure/gpu_monitor.h"
 #include "harness/measure/timer.h"
 
 namespace attnprof::measure {
@@ -107,11 +112,21 @@ struct DeviceParts {
   std::unique_ptr<CallRecorder> recorder;  // null: CUDA events only; no_recorder says why
   std::string no_recorder;                 // why there is no recorder (when CUPTI was wanted)
   std::unique_ptr<ClockReader> clock;      // null: no clock readings
+  // What the driver says of the device before the samples and after them (gpu_monitor.h): the
+  // expected clock, throttle reasons, other processes, energy. Null: nothing (no NVML).
+  std::unique_ptr<GpuMonitor> monitor;
+  std::uint32_t own_pid = 0;  // this worker's, told from the other processes on the device
 };
 
 struct DeviceTimerOptions {
   bool graph_batching = true;  // batch calls shorter than graph_threshold_ns in a graph
   bool cupti = true;           // CUPTI durations as the sample; false: CUDA events only
+  // Another process on the device before the samples ends the case (util::EnvironmentError)
+  // instead of measuring it shared: `attnprof run --require-idle-gpu`.
+  bool require_idle_gpu = false;
+  // No L2 flush before single calls (measure.l2: warm): what a kernel costs when its inputs are
+  // still in L2 from the call before. Graph batches are warm either way.
+  bool l2_warm = false;
 };
 
 class DeviceTimer final : public CaseTimer {
@@ -156,6 +171,9 @@ class DeviceTimer final : public CaseTimer {
   // Samples of the current batch not yet handed to the engine. Where the engine stops in the
   // middle of a batch, the rest are never used.
   std::deque<core::Sample> m_ready;
+  std::optional<GpuWatch> m_watch;  // begun at the probe, ended at finish()
+  bool m_watch_ended = false;
+  std::int64_t m_calls = 0;  // calls of the case timed since the watch began
 };
 
 }  // namespace attnprof::measure

@@ -63,11 +63,15 @@ std::vector<MemoryDiff> diff_memory(const core::CaseResult& base, const core::Ca
 }
 
 std::string finding_counts(const std::vector<gate::CaseVerdict>& verdicts) {
-  int kernels = 0, accuracy = 0;
+  int kernels = 0, accuracy = 0, energy = 0;
   for (const auto& v : verdicts)
-    for (const auto& f : v.findings.list) ++(f.kind == "kernels changed" ? kernels : accuracy);
-  if (kernels + accuracy == 0) return "";
-  return fmt::format("findings: {} kernels changed, {} accuracy changed", kernels, accuracy);
+    for (const auto& f : v.findings.list)
+      ++(f.kind == "kernels changed"  ? kernels
+         : f.kind == "energy changed" ? energy
+                                      : accuracy);
+  if (kernels + accuracy + energy == 0) return "";
+  return fmt::format("findings: {} kernels changed, {} accuracy changed{}", kernels, accuracy,
+                     energy ? fmt::format(", {} energy changed", energy) : "");
 }
 
 std::string finding_text(const gate::Finding& f) {

@@ -344,11 +344,11 @@ std::string history_annotations(const store::CaseHistory& h) {
                         : table({"kind", "cases", "run", "reason", "author", "made"}, notes));
 }
 
-// What a run of the history says of a busy machine, or "": the share of its samples descheduled
-// beyond the default measure.max_descheduled (a scenario's own limit is not stored per run).
+// What a run of the history says of a busy machine, or "": core/stability.h's rule on the
+// figures it stored, with the default measure settings (a scenario's own limits are not stored
+// per run).
 std::string unstable_note(const store::HistoryPoint& p) {
-  if (p.descheduled < 0 || !core::unstable_share(p.descheduled, core::MeasureSettings{})) return "";
-  return fmt::format("unstable: descheduled in {:.0f}% of samples", 100 * p.descheduled);
+  return core::unstable_note(p.stability, core::MeasureSettings{});
 }
 
 int unstable_runs(const store::CaseHistory& h) {

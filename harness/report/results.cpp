@@ -7,6 +7,7 @@
 #include <array>
 #include <optional>
 
+#include "harness/core/metric_names.h"
 #include "harness/core/stability.h"
 #include "harness/report/format.h"
 #include "harness/util/format.h"
@@ -86,6 +87,12 @@ std::string case_note(const core::CaseResult& r, bool backend) {
   if (auto it = r.metrics.find("attention.share"); it != r.metrics.end())
     note += fmt::format("{}attention {:.1f}% of the {}", note.empty() ? "" : "; ", 100 * it->second,
                         core::to_string(r.spec.level));
+  // On a GPU with NVML's energy counter: what a call cost, and the power it drew.
+  if (auto j = r.metrics.find(core::kEnergyPerCallMetric); j != r.metrics.end()) {
+    note += fmt::format("{}energy {:.3g} J per call", note.empty() ? "" : "; ", j->second);
+    if (auto w = r.metrics.find(core::kAveragePowerMetric); w != r.metrics.end())
+      note += fmt::format(" at {:.0f} W", w->second);
+  }
   // A figure whose correctness nobody checked says so before anything else it says.
   if (core::not_checked(r)) note = core::kNotChecked + (note.empty() ? "" : "; " + note);
   // First: a busy machine's figure is not the kernel's (core/stability.h).
@@ -109,7 +116,7 @@ std::string status_counts(const core::Run& run, std::size_t width) {
   if (unchecked > 0) out += fmt::format("; {} {}", unchecked, core::kNotChecked);
   if (unstable > 0)
     out += fmt::format(
-        "; {} unstable: a busy machine descheduled the worker, their figures are "
+        "; {} unstable: a busy machine or GPU disturbed them, their figures are "
         "not the kernels' (baselines leave them out)",
         unstable);
   if (width == 0 || util::display_width(out) <= width) return out;

@@ -1,6 +1,7 @@
 // Case keys: the identity of a case in baselines and history. Built only from what the case is
-// (model, phase, shape, dtype, mask, score modifier, level, scale, seed, kernel), never from where or in which
-// order it was written, so reordering or splitting files keeps history attached.
+// (model, phase, shape, dtype, mask, score modifier, level, scale, seed, a GPU's warm L2,
+// kernel), never from where or in which order it was written, so reordering or splitting files
+// keeps history attached.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -49,6 +50,8 @@ std::string case_key(const core::Case& c) {
   if (c.level != core::Level::kernel) shape += fmt::format("-{}", core::to_string(c.level));
   if (c.scale) shape += fmt::format("-scale{:g}", *c.scale);
   if (c.seed != 0) shape += fmt::format("-seed{}", c.seed);
+  // A GPU's warm L2 is another quantity than its default cold calls; the CPU's is all there is.
+  if (c.measure.l2 == "warm" && c.hardware.device != "cpu") shape += "-l2warm";
   return fmt::format("{}/{}/{}/{}", c.model.name, core::to_string(c.phase), shape, c.kernel);
 }
 

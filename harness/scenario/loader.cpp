@@ -473,6 +473,9 @@ class Loader {
     if (const Node* n = eff.find("hardware")) shared.hardware = read_hardware(*n, d);
     if (const Node* n = eff.find("measure")) shared.measure = read_measure(*n, d);
     if (const Node* n = eff.find("gate")) shared.gate = read_gate(*n, d);
+    if (shared.measure.l2 == "cold" && shared.hardware.device == "cpu")  // measure.l2 is there
+      d.error(eff.find("measure")->find("l2")->loc,
+              "l2: cold needs a cuda device: the CPU timer flushes no cache, its samples are warm");
 
     Axes axes;
     for (const auto& key : axis_keys) {

@@ -48,7 +48,8 @@ core::MeasureSettings read_measure(const Node& n, Diags& d) {
   core::MeasureSettings m;
   if (!check_map(n, "measure",
                  {"warmup", "warmup_ms", "min_samples", "max_samples", "max_noise", "time_budget",
-                  "timeout_s", "trace", "trace_calls", "max_descheduled"},
+                  "timeout_s", "trace", "trace_calls", "max_descheduled", "max_descheduled_shift",
+                  "max_throttled", "l2"},
                  d))
     return m;
   // Two spellings each for warm-up and budget: a duration with its unit ("200ms"), or the
@@ -88,6 +89,12 @@ core::MeasureSettings read_measure(const Node& n, Diags& d) {
     if (auto x = read_int(*v, "trace_calls", 1, 10'000, d)) m.trace_calls = static_cast<int>(*x);
   if (const Node* v = n.find("max_descheduled"))
     if (auto x = read_percent(*v, "max_descheduled", d)) m.max_descheduled = *x;
+  if (const Node* v = n.find("max_descheduled_shift"))
+    if (auto x = read_positive(*v, "max_descheduled_shift", d)) m.max_descheduled_shift = *x;
+  if (const Node* v = n.find("max_throttled"))
+    if (auto x = read_percent(*v, "max_throttled", d)) m.max_throttled = *x;
+  if (const Node* v = n.find("l2"))
+    if (auto s = read_choice(*v, "l2", {"cold", "warm"}, d)) m.l2 = *s;
   return m;
 }
 

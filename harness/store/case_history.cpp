@@ -65,11 +65,20 @@ std::vector<CaseHistory> case_histories(Database& db, const std::string& glob,
                     "narrower glob",
                     glob, by_key.size(), kMaxHistoryCases, some_of(by_key))});
   f.env_fingerprint = fingerprint;
-  f.metric = core::kDescheduledMetric;  // a busy machine's runs are drawn, and named
-  for (const auto& row : history(db, f))
-    if (auto it = runs.find(row.case_key); it != runs.end())
-      if (auto p = it->second.find({row.started_ns, row.run_id}); p != it->second.end())
-        p->second.descheduled = row.value;
+  // A busy machine's runs are drawn, and named: the figures core/stability.h judges them by.
+  const std::pair<const char*, void (*)(core::StabilityFigures&, double)> figures[] = {
+      {core::kDescheduledMetric, [](core::StabilityFigures& s, double v) { s.descheduled = v; }},
+      {core::kDescheduledShiftMetric, [](core::StabilityFigures& s, double v) { s.shift = v; }},
+      {core::kThrottledMetric, [](core::StabilityFigures& s, double v) { s.throttled = v; }},
+      {core::kOtherProcessesMetric,
+       [](core::StabilityFigures& s, double v) { s.other_processes = static_cast<int>(v); }}};
+  for (const auto& [name, set] : figures) {
+    f.metric = name;
+    for (const auto& row : history(db, f))
+      if (auto it = runs.find(row.case_key); it != runs.end())
+        if (auto p = it->second.find({row.started_ns, row.run_id}); p != it->second.end())
+          set(p->second.stability, row.value);
+  }
   for (auto& [key, h] : by_key) {
     h.env_fingerprint = fingerprint;
     for (auto& [k, p] : runs[key]) h.points.push_back(p);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/stability.h"
 #include "harness/store/changes.h"
 #include "harness/store/database.h"
 
@@ -16,9 +17,10 @@ struct HistoryPoint {
   std::string run_id, commit, branch;
   std::int64_t started_ns = 0;
   double median_ns = 0, ci_low_ns = 0, ci_high_ns = 0;  // interval 0: not recorded
-  // The share of the case's samples that show the worker descheduled (core/stability.h's
-  // measure.descheduled); < 0: not recorded (a GPU case, a run before schema v7).
-  double descheduled = -1;
+  // What the worker stored of a busy machine (core/stability.h): the share of descheduled
+  // samples and how far they moved the median, the share of throttled ones, other processes on
+  // the GPU; each "not recorded" where the run did not store it.
+  core::StabilityFigures stability;
 };
 
 // One case's history in one environment, oldest first: what `attnprof report --case` draws.

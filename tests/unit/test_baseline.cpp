@@ -244,10 +244,10 @@ cases:
       r.started_ns = started;
       r.cases.push_back(result("m/k", {100, 102, 104, 106, 108}));
       r.cases[0].spec.hardware.threads = 1;
-      // Busy: 2 of 5 samples switched out for half their time (40% > the default 10%).
+      // Busy: 3 of 5 samples switched out for half their time (60% > the default 50%).
       for (int i = 0; i < 5; ++i) {
-        r.cases[0].samples[i].cpu_ns = busy && i < 2 ? 50 : 100;
-        r.cases[0].samples[i].invol_switches = busy && i < 2 ? 1 : 0;
+        r.cases[0].samples[i].cpu_ns = busy && i < 3 ? 50 : 100;
+        r.cases[0].samples[i].invol_switches = busy && i < 3 ? 1 : 0;
       }
       return r;
     };
@@ -259,7 +259,7 @@ cases:
     gate::Baseline only = gate::make_baseline(runs[0]);
     CHECK(only.cases.empty());
     CHECK(only.notes.at("m/k") ==
-          "unstable: descheduled in 40% of samples; left out of the baseline "
+          "unstable: descheduled in 60% of samples (more than 50%); left out of the baseline "
           "(--include-unstable keeps it)");
     CHECK(gate::make_baseline(runs[0], {.include_unstable = true}).cases.count("m/k") == 1);
     CHECK(

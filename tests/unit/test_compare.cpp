@@ -10,6 +10,7 @@
 #include "harness/core/stability.h"
 #include "harness/gate/compare.h"
 #include "harness/gate/timing_mode.h"
+#include "harness/measure/engine.h"
 #include "harness/stats/rng.h"
 #include "harness/stats/summary.h"
 #include "harness/util/error.h"
@@ -420,28 +421,36 @@ TEST_SUITE("gate::check_baseline") {
     gate::Baseline b;
     b.cases["k"] = base_case(lognormal(rng, 200, 1e5, 0.01));
     core::Run run;
-    // 20% slower, 40 of 200 samples descheduled on one thread: unstable at the default 10%.
+    // 20% slower, 40 of 200 samples descheduled on one thread and 30% slower for it, which
+    // moved the median beyond its interval: unstable.
     run.cases.push_back(result("k", lognormal(rng, 200, 1.2e5, 0.01)));
     run.cases[0].spec.hardware.threads = 1;
     for (std::size_t i = 0; i < run.cases[0].samples.size(); ++i) {
       core::Sample& sm = run.cases[0].samples[i];
       sm.cpu_ns = i < 40 ? sm.ns / 2 : sm.ns;
       sm.invol_switches = i < 40 ? 2 : 0;
+      if (i < 40) sm.ns = sm.ns * 13 / 10;
     }
+    std::vector<core::Sample> copy = run.cases[0].samples;
+    run.cases[0].summary = measure::summarize(copy, run.cases[0].spec.measure);
+    const core::Stability st = core::stability(run.cases[0]);
+    REQUIRE(st.figures.shift);
+    const std::string note = fmt::format(
+        "unstable: descheduled in 20% of samples, which moved the median by {:.1f}x its interval; "
+        "load 4.1 on 2 cores",
+        *st.figures.shift);
     run.cases[0].metrics[core::kLoadMetric] = 4.1;
     run.cases[0].metrics[core::kCoresMetric] = 2;
     auto v = gate::compare(b, run);
     REQUIRE(v.size() == 1);
     CHECK(v[0].verdict == gate::Verdict::inconclusive);
-    CHECK(v[0].unstable == "unstable: descheduled in 20% of samples; load 4.1 on 2 cores");
-    CHECK(v[0].reason.rfind("would be regression (1.2", 0) == 0);
-    CHECK(
-        v[0].reason.ends_with("), but unstable: descheduled in 20% of samples; load 4.1 on 2 "
-                              "cores: samples from two machine states, not one figure to "
-                              "judge"));
+    CHECK(v[0].unstable == note);
+    CHECK(v[0].reason.rfind("would be regression (1.", 0) == 0);
+    CHECK(v[0].reason.ends_with("), but " + note +
+                                ": samples from two machine states, not one figure to judge"));
     CHECK(v[0].ci_low > 1.15);  // the interval stays for the record
-    // Stable (a generous threshold): the regression it is.
-    run.cases[0].spec.measure.max_descheduled = 0.5;
+    // Stable (a generous limit on the move): the regression it is.
+    run.cases[0].spec.measure.max_descheduled_shift = *st.figures.shift + 1;
     v = gate::compare(b, run);
     CHECK(v[0].verdict == gate::Verdict::regression);
     CHECK(v[0].unstable.empty());

@@ -161,6 +161,20 @@ TEST_SUITE("measure::DeviceTimer") {
     CHECK(t.notes().empty());
   }
 
+  TEST_CASE("measure.l2 warm: single calls without the flush, and the record says so") {
+    FakeDevice d;  // 50 us calls: single calls
+    measure::DeviceTimerOptions o = events_only();
+    o.l2_warm = true;
+    DeviceTimer t(parts(d), o);
+    for (int i = 0; i < 3; ++i) t.sample();
+    CHECK(d.count("flush") == 0);
+    CHECK(t.metrics().at("measure.l2_flushed") == 0);
+    FakeDevice cold;
+    DeviceTimer c(parts(cold), events_only());
+    c.sample();
+    CHECK(c.metrics().at("measure.l2_flushed") == 1);
+  }
+
   TEST_CASE("calls under 20 us: a graph of K calls, a sample is one warm replay / K") {
     FakeDevice d;
     // Probe calls take 4 us; a replay of K = 32 calls takes 32 x 4.1 us.

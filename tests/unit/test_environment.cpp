@@ -38,3 +38,26 @@ TEST_SUITE("env::peak_tflops") {
     CHECK(peak("NVIDIA L400") == 0);
   }
 }
+
+TEST_SUITE("env::render") {
+  TEST_CASE("attnprof env says how a GPU's clocks are set, and the JSON carries it") {
+    env::Description d;
+    env::Device dev;
+    dev.name = "NVIDIA H100 80GB HBM3";
+    dev.app_clock_mhz = 1410;
+    dev.default_app_clock_mhz = 1980;
+    dev.persistence = "enabled";
+    d.devices.push_back(dev);
+    CHECK(env::render(d).find(
+              "                clocks: applications 1410 MHz (set; the default is 1980), "
+              "persistence enabled\n") != std::string::npos);
+    const env::Description back = env::description_from_json(env::to_json(d));
+    CHECK(back.devices.at(0).app_clock_mhz == 1410);
+    CHECK(back.devices.at(0).persistence == "enabled");
+    // Not in the fingerprint: the history across a change of clocks stays one environment.
+    env::Description other = d;
+    other.devices[0].app_clock_mhz = 1980;
+    CHECK(env::fingerprint_for(d, "cuda").fingerprint() ==
+          env::fingerprint_for(other, "cuda").fingerprint());
+  }
+}

@@ -203,6 +203,31 @@ TEST_SUITE("gate::findings") {
     CHECK(gate::exit_code(v, o) == 0);
   }
 
+  TEST_CASE("energy per call 35% up at the same time is 'energy changed', never failing the gate") {
+    gate::Traits base = ran({"aten::empty", kFlash});
+    base.joules_per_call = 0.52;
+    core::CaseResult head = head_case({"aten::empty", kFlash});
+    head.metrics[core::kEnergyPerCallMetric] = 0.702;
+    Judged j = same_time(base, head);
+    auto v = gate::compare(j.baseline, j.run);
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].verdict == gate::Verdict::unchanged);
+    REQUIRE(v[0].findings.list.size() == 1);
+    CHECK(v[0].findings.list[0].kind == "energy changed");
+    CHECK(v[0].findings.list[0].text ==
+          "energy changed: 520 mJ -> 702 mJ per call (+35.0%, beyond 10%)");
+    CHECK(gate::exit_code(v) == 0);
+    // Within the tolerance, or unknown on one side: no finding.
+    CHECK(find(base,
+               [] {
+                 gate::Traits t;
+                 t.joules_per_call = 0.55;
+                 return t;
+               }())
+              .list.empty());
+    CHECK_FALSE(find(base, gate::Traits{}).energy.known);
+  }
+
   TEST_CASE("compare: no findings for a failed case, across machines, or without a baseline") {
     Judged j = same_time(ran({kFlash}), head_case({kMath}));
     j.run.cases[0].status = core::CaseStatus::failed;

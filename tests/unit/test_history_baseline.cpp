@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "harness/core/metric_names.h"
 #include "harness/core/stability.h"
 #include "harness/gate/compare.h"
 #include "harness/gate/history_baseline.h"
@@ -321,13 +322,63 @@ TEST_SUITE("gate::history_baseline timing modes") {
           "is cuda.cold.cupti)");
   }
 
+  TEST_CASE("earlier runs under another GPU clock policy are left out: a note, not a regression") {
+    TempDir dir;
+    store::Database db = store::Database::open(dir.file("h.db"));
+    // Six runs at default clocks at 100 us; then someone set the applications clock to 1,410 of
+    // 1,980 MHz (nvidia-smi -ac), and the kernel takes 140 us: the clocks', not the code's.
+    auto clocked = [&](int i, double median, double app_mhz) {
+      core::Run r = gpu_run(i, median, 16);
+      r.cases[0].metrics[core::kApplicationsClockMetric] = app_mhz;
+      r.cases[0].metrics[core::kDefaultApplicationsClockMetric] = 1980;
+      r.cases[0].metrics[core::kPersistenceMetric] = 1;
+      return r;
+    };
+    for (int i = 1; i <= 6; ++i) db.write_run(clocked(i, 1e5, 1980));
+    core::Run judged = clocked(7, 1.4e5, 1410);
+    gate::Baseline b = gate::history_baseline(db, judged);
+    CHECK(b.cases.count(kA) == 0);
+    CHECK(b.notes.at(kA) ==
+          "0 earlier run(s) of this case on main in this environment; 5 needed (6 earlier run(s) "
+          "under other GPU clocks (default clocks, persistence on) left out; this run's: "
+          "applications clock 1,410 of 1,980 MHz, persistence on)");
+    auto v = gate::compare(b, judged);
+    CHECK(v[0].verdict == gate::Verdict::new_case);
+    // The same slowdown under the same clocks is the regression it is.
+    core::Run same = clocked(7, 1.4e5, 1980);
+    CHECK(gate::compare(gate::history_baseline(db, same), same)[0].verdict ==
+          gate::Verdict::regression);
+  }
+
+  TEST_CASE("earlier GPU runs that ran throttled or shared their GPU are left out") {
+    TempDir dir;
+    store::Database db = store::Database::open(dir.file("h.db"));
+    for (int i = 1; i <= 8; ++i) {
+      core::Run r = gpu_run(i, i <= 6 ? 1e5 : 1.4e5, 16);
+      if (i == 7) r.cases[0].metrics[core::kThrottledMetric] = 0.38;
+      if (i == 8) r.cases[0].metrics[core::kOtherProcessesMetric] = 1;
+      db.write_run(r);
+    }
+    core::Run judged = gpu_run(9, 1e5, 16);
+    gate::Baseline b = gate::history_baseline(db, judged);
+    REQUIRE(b.cases.count(kA));
+    CHECK(b.cases[kA].n == 6);
+    CHECK(b.cases[kA].remark ==
+          "2 earlier unstable run(s) left out (a busy machine; --include-unstable keeps them)");
+  }
+
   TEST_CASE("earlier runs whose case was unstable are left out unless asked, and the note says") {
     History h(8);
-    // Two more main runs at 150 us whose kA was descheduled in 30% of its samples.
+    // Two more main runs at 150 us whose kA was descheduled in 30% of its samples, which moved
+    // its median (by 4 half-widths of its interval; the first stored before the move was
+    // recorded, judged by its share).
     for (int i = 9; i <= 10; ++i) {
       core::Run busy = run(i, 1.5e5);
       busy.cases[0].metrics[core::kDescheduledMetric] = 0.3;
-      busy.cases[1].metrics[core::kDescheduledMetric] = 0.05;  // kB stable: kept
+      if (i == 10) busy.cases[0].metrics[core::kDescheduledShiftMetric] = 4;
+      // kB stable: kept. 30% of it descheduled too, but its median did not move.
+      busy.cases[1].metrics[core::kDescheduledMetric] = 0.3;
+      busy.cases[1].metrics[core::kDescheduledShiftMetric] = 0.5;
       h.db.write_run(busy);
     }
     core::Run judged = run(12, 1e5, "feature");

@@ -70,8 +70,8 @@ TEST_SUITE("report::html") {
     const std::string html = report::html_run(run);
     CHECK(html.find("<tr class=\"unstable\"><td>m/prefill/b1-s128-fp32-none/cpu.naive</td>") !=
           std::string::npos);
-    CHECK(html.find("<td>unstable: descheduled in 100% of samples; load 4.1 on 2 cores</td>") !=
-          std::string::npos);
+    CHECK(html.find("<td>unstable: descheduled in 100% of samples (more than 50%); load 4.1 on 2 "
+                    "cores</td>") != std::string::npos);
     CHECK(html.find("<td>not checked (reference: none)</td>") != std::string::npos);
   }
 
@@ -177,6 +177,10 @@ TEST_SUITE("report::html") {
       core::Run run = testing::make_run(fmt::format("c{:02}", i),
                                         (1'795'946'400LL + i * 86400LL) * 1'000'000'000LL, 3);
       for (auto& c : run.cases) c.metrics[core::kDescheduledMetric] = i == 1 ? 0.38 : 0.0;
+      // The newest run: a fifth of its samples descheduled without moving the median (stable).
+      for (auto& c : run.cases)
+        if (i == 2)
+          c.metrics[core::kDescheduledMetric] = 0.2, c.metrics[core::kDescheduledShiftMetric] = 0.6;
       db.write_run(run);
     }
     const std::vector<store::CaseHistory> found = store::case_histories(db, "m/prefill/*");
@@ -195,11 +199,14 @@ TEST_SUITE("report::html") {
     CHECK(html.find(">12-01 10:00</tspan><tspan x=\"744.0\" dy=\"12\">c02</tspan>") !=
           std::string::npos);
     CHECK(count(html, "class=\"legend\"") == 6);  // median and its interval, each chart
-    // The busy machine's run is named in each case's runs, and counted in the summary.
+    // The busy machine's run is named in each case's runs, and counted in the summary; stored
+    // without its shift, by the share rule it was stored under. The newest run is not named.
     CHECK(count(html, "<td>unstable: descheduled in 38% of samples</td>") == 3);
+    CHECK(found[0].points[2].stability.shift == 0.6);
+    CHECK(html.find("descheduled in 20%") == std::string::npos);
     CHECK(count(html, "<tr class=\"unstable\">") == 3);
     CHECK(html.find("<th>unstable runs</th>") != std::string::npos);
-    CHECK(found[0].points[0].descheduled == 0.0);
+    CHECK(found[0].points[0].stability.descheduled == 0.0);
     for (int i = 3; i < 52; ++i) {
       core::Run wide = testing::make_run("w", 1'795'946'400'000'000'000LL, 1);
       wide.cases[0].spec.key = fmt::format("m/prefill/many{:02}/cpu.naive", i);

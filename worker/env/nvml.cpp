@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 namespace attnprof::env {
 
 Nvml& Nvml::instance() {
@@ -19,8 +21,110 @@ Nvml::Nvml() {
   m_clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetClockInfo"));
   m_limit =
       reinterpret_cast<int (*)(void*, unsigned*)>(dlsym(lib, "nvmlDeviceGetPowerManagementLimit"));
-  m_mig = reinterpret_cast<int (*)(void*, unsigned*, unsigned*)>(dlsym(lib, "nvmlDeviceGetMigMode"));
+  m_mig =
+      reinterpret_cast<int (*)(void*, unsigned*, unsigned*)>(dlsym(lib, "nvmlDeviceGetMigMode"));
+  m_app_clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(
+      dlsym(lib, "nvmlDeviceGetApplicationsClock"));
+  m_max_clock =
+      reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
+  m_default_clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(
+      dlsym(lib, "nvmlDeviceGetDefaultApplicationsClock"));
+  // Renamed in driver 535 (clocks "event" reasons); the old name stays exported.
+  void* reasons = dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (!reasons) reasons = dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  m_reasons = reinterpret_cast<int (*)(void*, unsigned long long*)>(reasons);
+  // _v3 and _v2 fill the same nvmlProcessInfo_t (pid, used memory, GPU and compute instance).
+  void* compute = dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (!compute) compute = dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v2");
+  m_compute = reinterpret_cast<int (*)(void*, unsigned*, void*)>(compute);
+  void* graphics = dlsym(lib, "nvmlDeviceGetGraphicsRunningProcesses_v3");
+  if (!graphics) graphics = dlsym(lib, "nvmlDeviceGetGraphicsRunningProcesses_v2");
+  m_graphics = reinterpret_cast<int (*)(void*, unsigned*, void*)>(graphics);
+  m_energy = reinterpret_cast<int (*)(void*, unsigned long long*)>(
+      dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption"));
+  m_persistence =
+      reinterpret_cast<int (*)(void*, int*)>(dlsym(lib, "nvmlDeviceGetPersistenceMode"));
   m_ok = init && m_by_bus && init() == 0;
+}
+
+namespace {
+
+// nvmlProcessInfo_t of the _v2 and _v3 process lists.
+struct ProcessInfo {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+  unsigned gpu_instance_id;
+  unsigned compute_instance_id;
+};
+
+// One of NVML's process lists: asked with room for a few, again with what it said it needs.
+bool list_processes(int (*get)(void*, unsigned*, void*), void* device, std::vector<unsigned>& out) {
+  if (!get) return false;
+  std::vector<ProcessInfo> infos(16);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    unsigned count = static_cast<unsigned>(infos.size());
+    const int rc = get(device, &count, infos.data());
+    if (rc == 0) {
+      for (unsigned i = 0; i < count; ++i) out.push_back(infos[i].pid);
+      return true;
+    }
+    if (rc != 7 /* NVML_ERROR_INSUFFICIENT_SIZE */) return false;
+    infos.resize(count + 8);  // processes may start between the two calls
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<double> Nvml::app_sm_clock_mhz(void* device) const {
+  unsigned mhz = 0;
+  if (!device || !m_app_clock || m_app_clock(device, /*NVML_CLOCK_SM*/ 1, &mhz) != 0 || mhz == 0)
+    return std::nullopt;
+  return double(mhz);
+}
+
+std::optional<double> Nvml::max_sm_clock_mhz(void* device) const {
+  unsigned mhz = 0;
+  if (!device || !m_max_clock || m_max_clock(device, /*NVML_CLOCK_SM*/ 1, &mhz) != 0 || mhz == 0)
+    return std::nullopt;
+  return double(mhz);
+}
+
+std::optional<double> Nvml::default_app_sm_clock_mhz(void* device) const {
+  unsigned mhz = 0;
+  if (!device || !m_default_clock || m_default_clock(device, /*NVML_CLOCK_SM*/ 1, &mhz) != 0 ||
+      mhz == 0)
+    return std::nullopt;
+  return double(mhz);
+}
+
+std::optional<unsigned long long> Nvml::clock_event_reasons(void* device) const {
+  unsigned long long mask = 0;
+  if (!device || !m_reasons || m_reasons(device, &mask) != 0) return std::nullopt;
+  return mask;
+}
+
+std::optional<std::vector<unsigned>> Nvml::process_ids(void* device) const {
+  if (!device) return std::nullopt;
+  std::vector<unsigned> pids;
+  const bool compute = list_processes(m_compute, device, pids);
+  const bool graphics = list_processes(m_graphics, device, pids);
+  if (!compute && !graphics) return std::nullopt;
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  return pids;
+}
+
+std::optional<double> Nvml::energy_mj(void* device) const {
+  unsigned long long mj = 0;
+  if (!device || !m_energy || m_energy(device, &mj) != 0) return std::nullopt;
+  return double(mj);
+}
+
+std::optional<bool> Nvml::persistence(void* device) const {
+  int mode = 0;
+  if (!device || !m_persistence || m_persistence(device, &mode) != 0) return std::nullopt;
+  return mode != 0;
 }
 
 void* Nvml::device(const std::string& pci_bus_id) const {

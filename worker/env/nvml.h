@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnprof::env {
 
@@ -21,6 +22,19 @@ class Nvml {
   std::optional<double> power_limit_w(void* device) const;
   // "enabled", "disabled", "unsupported"; nullopt when NVML cannot say.
   std::optional<std::string> mig_mode(void* device) const;
+  // The SM applications clock (what the driver targets under load unless boost has headroom)
+  // and the SM maximum clock.
+  std::optional<double> app_sm_clock_mhz(void* device) const;
+  std::optional<double> max_sm_clock_mhz(void* device) const;
+  std::optional<double> default_app_sm_clock_mhz(void* device) const;
+  // nvmlClocksEventReason* bits now (the throttle reasons of older drivers).
+  std::optional<unsigned long long> clock_event_reasons(void* device) const;
+  // The pids of every process with a compute or graphics context on the device.
+  std::optional<std::vector<unsigned>> process_ids(void* device) const;
+  // Millijoules since the driver loaded (Volta and later).
+  std::optional<double> energy_mj(void* device) const;
+  // Persistence mode: true enabled, false disabled.
+  std::optional<bool> persistence(void* device) const;
 
  private:
   Nvml();
@@ -29,6 +43,14 @@ class Nvml {
   int (*m_clock)(void*, int, unsigned*) = nullptr;
   int (*m_limit)(void*, unsigned*) = nullptr;
   int (*m_mig)(void*, unsigned*, unsigned*) = nullptr;
+  int (*m_app_clock)(void*, int, unsigned*) = nullptr;
+  int (*m_max_clock)(void*, int, unsigned*) = nullptr;
+  int (*m_default_clock)(void*, int, unsigned*) = nullptr;
+  int (*m_reasons)(void*, unsigned long long*) = nullptr;
+  int (*m_compute)(void*, unsigned*, void*) = nullptr;
+  int (*m_graphics)(void*, unsigned*, void*) = nullptr;
+  int (*m_energy)(void*, unsigned long long*) = nullptr;
+  int (*m_persistence)(void*, int*) = nullptr;
 };
 
 }  // namespace attnprof::env

@@ -96,6 +96,9 @@ Description describe() {
       void* handle = nvml.device(dev.pci_bus_id);
       dev.power_limit_w = nvml.power_limit_w(handle).value_or(0);
       dev.mig_mode = nvml.mig_mode(handle).value_or("");
+      dev.app_clock_mhz = nvml.app_sm_clock_mhz(handle).value_or(0);
+      dev.default_app_clock_mhz = nvml.default_app_sm_clock_mhz(handle).value_or(0);
+      if (auto on = nvml.persistence(handle)) dev.persistence = *on ? "enabled" : "disabled";
       d.devices.push_back(dev);
     }
   }

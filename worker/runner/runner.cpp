@@ -84,10 +84,10 @@ std::optional<std::string> hardware_mismatch(const core::Case& c, const env::Des
 }
 
 // How busy the machine was at the case's end (core/stability.h): the 1-minute load average, the
-// CPUs this worker may run on, and the share of samples that show the worker descheduled.
+// CPUs this worker may run on, the share of samples that show the worker descheduled and how
+// far they moved the median; on a GPU the share of samples that ran throttled.
 void add_machine_metrics(core::CaseResult& r) {
-  if (const core::Stability st = core::stability(r); st.recorded > 0)
-    r.metrics[core::kDescheduledMetric] = st.share;
+  core::add_stability_metrics(core::stability(r), r.metrics);
   double load[1];
   if (getloadavg(load, 1) == 1) r.metrics[core::kLoadMetric] = load[0];
   r.metrics[core::kCoresMetric] = util::usable_cpus();
@@ -225,7 +225,10 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
       return;
     }
     if (!whole) st.work = make_workload(c, *v, st.inputs);
-    st.timer = make_timer(c, [work = st.work] { work(); });
+    st.timer = make_timer(
+        c, [work = st.work] { work(); },
+        TimerOptions{.require_idle_gpu = m_options.require_idle_gpu,
+                     .l2_warm = c.measure.l2 == "warm"});
     m_ready = true;
   });
 }
@@ -276,14 +279,15 @@ core::CaseResult CaseSession::finish(std::vector<core::Sample> samples, bool tra
       r.summary = measure::summarize(r.samples, r.spec.measure);
     }
     r.metrics["measure.warmup_calls"] = m_state->warm.calls;
+    // The timer's CUPTI session ends before the traced pass starts its own (one per process),
+    // and what the GPU's driver says after the samples is read before the timer's metrics.
+    m_state->timer->finish();
     // How the timer measured (CUPTI or events, graph batches, the blocking kernel) and why it
-    // fell back, where it did.
+    // fell back, where it did; on a GPU its clocks, other processes and energy.
     for (const auto& [k, value] : m_state->timer->metrics()) r.metrics[k] = value;
     for (const auto& [k, value] : m_state->memory.metrics()) r.metrics[k] = value;
     if (m_state->variant->metrics)
       for (const auto& [k, value] : m_state->variant->metrics()) r.metrics[k] = value;
-    // The timer's CUPTI session ends before the traced pass starts its own (one per process).
-    m_state->timer->finish();
     for (const auto& note : m_state->timer->notes())
       r.message += (r.message.empty() ? "" : "; ") + note;
     add_roofline_metrics(r);

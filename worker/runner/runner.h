@@ -23,6 +23,7 @@ struct Options {
   int threads = 0;                 // CPU intra-op threads; 0: the case's, else LibTorch's default
   std::string perfetto_dir;        // write each traced pass as <dir>/<case key, / as _>.json
   bool hardware_counters = false;  // DRAM bytes through CUPTI's range profiler (GPU only)
+  bool require_idle_gpu = false;   // another process on the case's GPU: an error, not measured
 };
 
 class CaseSession {

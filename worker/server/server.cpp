@@ -291,6 +291,8 @@ int serve(int argc, char** argv) {
                "Fail (not skip) cases whose hardware this machine does not match");
   app.add_option("--perfetto", a.runner.perfetto_dir, "Write each traced pass into this folder");
   app.add_flag("--counters", a.runner.hardware_counters, "GPU DRAM counters (range profiler)");
+  app.add_flag("--require-idle-gpu", a.runner.require_idle_gpu,
+               "End a GPU case with an error when another process is on its GPU");
   app.add_option("--env", a.env, "Set NAME=VALUE in this worker's environment");
   app.add_option("--substitute", a.substitute,
                  "FROM=TO: run kernel TO wherever a case names kernel FROM");

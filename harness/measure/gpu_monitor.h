@@ -1,0 +1,96 @@
+// What the driver says of a GPU around a case: the clock it should run at, why it runs slower,
+// who else has a context on it, and the energy it has used. NVML in the worker
+// (worker/runner/gpu_monitor.cpp, loaded at run time), a fake in tests/unit/test_gpu_watch.cpp;
+// GpuWatch turns two readings, before the case's samples and after them, into the case's
+// metrics and notes, so every decision is tested without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprof::measure {
+
+struct GpuProcess {
+  std::uint32_t pid = 0;
+  std::string name;  // empty where this process cannot see it (another PID namespace)
+  // Started by the process that started this worker: the other worker of an `attnprof ab`
+  // pair, which shares the GPU by design (its rounds alternate with ours), not a co-tenant.
+  bool sibling = false;
+};
+
+class GpuMonitor {
+ public:
+  virtual ~GpuMonitor() = default;
+  // The SM clock the case should run at: the applications clock, else the device's maximum.
+  virtual std::optional<double> expected_sm_clock_mhz() = 0;
+  // NVML's clock-event reasons now (nvmlClocksEventReason* bits); nullopt: not readable.
+  virtual std::optional<std::uint64_t> throttle_reasons() = 0;
+  // Every process with a context on the device, this worker included; nullopt: not readable.
+  virtual std::optional<std::vector<GpuProcess>> processes() = 0;
+  // The device's energy counter since the driver loaded, in millijoules (Volta and later);
+  // nullopt: not supported.
+  virtual std::optional<double> energy_mj() = 0;
+  // How the clocks were set: the SM applications clock and its default (equal unless someone
+  // set them, `nvidia-smi -ac`), and persistence mode; each nullopt where NVML cannot say.
+  struct ClockPolicy {
+    std::optional<double> applications_mhz, default_applications_mhz;
+    std::optional<bool> persistence;
+  };
+  virtual ClockPolicy clock_policy() = 0;
+};
+
+// One reading of a GpuMonitor.
+struct GpuReading {
+  std::int64_t steady_ns = 0;
+  std::optional<std::uint64_t> reasons;
+  std::optional<std::vector<GpuProcess>> processes;
+  std::optional<double> energy_mj;
+};
+
+// The other processes of a reading: every one but this worker (`own_pid`) and its siblings. Where
+// none has our pid, the list comes from another PID namespace (a container sees host pids) and one
+// of them is this worker: then the count is one less and the names are all of them, said so.
+struct OtherProcesses {
+  int count = 0;
+  std::string who;  // "pid 4242 (python3), pid 77 (Xorg)"
+};
+OtherProcesses other_processes(const std::vector<GpuProcess>& all, std::uint32_t own_pid);
+
+// Before a case's samples and after them: the expected clock, the throttle reasons seen at
+// either end, the other processes at either end, and the energy the samples' calls used.
+class GpuWatch {
+ public:
+  GpuWatch(GpuMonitor& monitor, std::uint32_t own_pid) : m_monitor(monitor), m_own(own_pid) {}
+  // Before the first sample; the other processes then (what --require-idle-gpu refuses).
+  OtherProcesses begin(std::int64_t steady_ns);
+  // After the last sample, `calls` calls of the case after begin() (graph replays count each
+  // call they hold).
+  void end(std::int64_t steady_ns, std::int64_t calls);
+  // gpu.clock.expected_mhz, gpu.throttle_reasons, gpu.other_processes, energy.joules_per_call,
+  // power.average_w, and the clock policy (gpu.clock.applications_mhz,
+  // gpu.clock.default_applications_mhz, gpu.persistence): each where it was read.
+  std::map<std::string, double> metrics() const;
+  // Who shared the GPU, and why there is no energy figure where the counter exists but the
+  // window was too short for it.
+  std::vector<std::string> notes() const;
+
+  // The shortest window energy per call is given for: NVML's counter advances in steps of
+  // tens of milliseconds on some boards.
+  static constexpr std::int64_t kMinEnergyWindowNs = 100'000'000;
+
+ private:
+  GpuReading read(std::int64_t steady_ns);
+
+  GpuMonitor& m_monitor;
+  std::uint32_t m_own;
+  std::optional<double> m_expected;
+  GpuMonitor::ClockPolicy m_policy;
+  GpuReading m_begin, m_end;
+  bool m_ended = false;
+  std::int64_t m_calls = 0;
+};
+
+}  // namespace attnprof::measure

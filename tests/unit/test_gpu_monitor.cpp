@@ -1,0 +1,307 @@
+// measure::GpuWatch and the GPU half of core/stability.h, on a fake GpuMonitor (the driver's
+// answers scripted: expected clock, throttle reasons, processes, the energy counter) and fake
+// device parts: a case whose samples ran throttled, one that shared its GPU, the energy per
+// call, and what each says in the results table and the gate's JSON. No GPU needed;
+// ci/device-check.sh has the steps that show the same on a real one.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "harness/core/metric_names.h"
+#include "harness/core/stability.h"
+#include "harness/gate/compare.h"
+#include "harness/measure/device_timer.h"
+#include "harness/measure/engine.h"
+#include "harness/measure/gpu_monitor.h"
+#include "harness/report/results.h"
+#include "harness/report/verdicts.h"
+#include "harness/util/error.h"
+
+using namespace attnprof;
+
+namespace {
+
+constexpr std::uint32_t kOwnPid = 500;
+constexpr std::uint64_t kIdle = 0x1, kPowerCap = 0x4, kThermal = 0x20;
+
+// The driver's answers, one per reading in order (the last repeats).
+struct FakeGpu final : measure::GpuMonitor {
+  std::optional<double> expected = 1980;
+  std::vector<std::optional<std::uint64_t>> reasons{std::uint64_t{0}};
+  std::vector<std::optional<std::vector<measure::GpuProcess>>> processes_seen{
+      std::vector<measure::GpuProcess>{{kOwnPid, "attnprof-worker", false}}};
+  std::vector<std::optional<double>> energy{std::nullopt};
+  int reads = 0;
+
+  template <class T>
+  static T at(const std::vector<T>& v, int i) {
+    return v[std::min<std::size_t>(static_cast<std::size_t>(i), v.size() - 1)];
+  }
+  std::optional<double> expected_sm_clock_mhz() override { return expected; }
+  std::optional<std::uint64_t> throttle_reasons() override { return at(reasons, reads); }
+  std::optional<std::vector<measure::GpuProcess>> processes() override {
+    return at(processes_seen, reads);
+  }
+  std::optional<double> energy_mj() override { return at(energy, reads++); }
+  ClockPolicy policy{1980.0, 1980.0, true};
+  ClockPolicy clock_policy() override { return policy; }
+};
+
+std::vector<measure::GpuProcess> alone() {
+  return {{kOwnPid, "attnprof-worker", false}};
+}
+
+// A device whose calls take 2 ms by the events, with an SM clock per call from `clock`.
+struct Device {
+  std::function<double(int)> clock = [](int) { return 1980.0; };
+  int clocks = 0;
+};
+
+struct Events final : measure::Events {
+  void wait_idle() override {}
+  void wait_device() override {}
+  void record_start() override {}
+  void record_stop() override {}
+  std::int64_t elapsed_ns() override { return 2'000'000; }
+};
+struct Flush final : measure::L2Flush {
+  void flush() override {}
+};
+struct Blocker final : measure::BlockingKernel {
+  void block(double) override {}
+  void release() noexcept override {}
+  bool timed_out() const override { return false; }
+};
+struct Clock final : measure::ClockReader {
+  Device& d;
+  explicit Clock(Device& dev) : d(dev) {}
+  std::optional<double> sm_clock_mhz() override { return d.clock(d.clocks++); }
+};
+// Hands the timer a fake GpuMonitor it does not own: the test keeps reading it.
+struct Borrowed final : measure::GpuMonitor {
+  FakeGpu& g;
+  explicit Borrowed(FakeGpu& gpu) : g(gpu) {}
+  std::optional<double> expected_sm_clock_mhz() override { return g.expected_sm_clock_mhz(); }
+  std::optional<std::uint64_t> throttle_reasons() override { return g.throttle_reasons(); }
+  std::optional<std::vector<measure::GpuProcess>> processes() override { return g.processes(); }
+  std::optional<double> energy_mj() override { return g.energy_mj(); }
+  ClockPolicy clock_policy() override { return g.clock_policy(); }
+};
+
+measure::DeviceParts parts(Device& d, FakeGpu* gpu) {
+  measure::DeviceParts p;
+  p.call = [] {};
+  p.events = std::make_unique<Events>();
+  p.flush = std::make_unique<Flush>();
+  p.blocker = std::make_unique<Blocker>();
+  p.clock = std::make_unique<Clock>(d);
+  if (gpu) p.monitor = std::make_unique<Borrowed>(*gpu);
+  p.own_pid = kOwnPid;
+  return p;
+}
+
+measure::DeviceTimerOptions events_only() {
+  measure::DeviceTimerOptions o;
+  o.cupti = false;
+  return o;
+}
+
+// A GPU case measured as the worker measures it: `n` samples from the timer, summarized by the
+// engine, the timer's metrics and notes after finish(), the stability figures stored beside
+// them (worker/runner/runner.cpp's order).
+core::CaseResult measured(measure::DeviceTimer& t, int n) {
+  core::CaseResult r;
+  r.spec.key = "llama-2-7b/prefill/b1-s4096-bf16-causal/sdpa.flash";
+  r.spec.kernel = "sdpa.flash";
+  r.spec.hardware.device = "cuda";
+  r.status = core::CaseStatus::ok;
+  r.reference = "sdpa.math";
+  for (int i = 0; i < n; ++i) r.samples.push_back(t.sample());
+  r.summary = measure::summarize(r.samples, r.spec.measure);
+  r.summary.converged = true;
+  t.finish();
+  r.metrics = t.metrics();
+  for (const auto& note : t.notes()) r.message += (r.message.empty() ? "" : "; ") + note;
+  core::add_stability_metrics(core::stability(r), r.metrics);
+  return r;
+}
+
+}  // namespace
+
+TEST_SUITE("measure::GpuWatch") {
+  TEST_CASE("other processes: this worker and its ab partner are not others; host pids are said") {
+    std::vector<measure::GpuProcess> all{{kOwnPid, "attnprof-worker", false},
+                                         {501, "attnprof-worker", true},
+                                         {4242, "python3", false}};
+    measure::OtherProcesses o = measure::other_processes(all, kOwnPid);
+    CHECK(o.count == 1);
+    CHECK(o.who == "pid 4242 (python3)");
+    // In a container NVML lists host pids, ours among them under another number.
+    o = measure::other_processes({{90001, ""}, {90002, ""}}, kOwnPid);
+    CHECK(o.count == 1);
+    CHECK(o.who ==
+          "pid 90001 (name not visible), pid 90002 (name not visible) (host pids; one of them is "
+          "this worker)");
+    o = measure::other_processes({{90001, ""}}, kOwnPid);
+    CHECK(o.count == 0);
+    CHECK(o.who.empty());
+  }
+
+  TEST_CASE("energy per call and average power from the counter's advance over the samples") {
+    FakeGpu gpu;
+    gpu.energy = {1'000'000.0, 1'150'000.0};  // 150 J between the readings
+    measure::GpuWatch w(gpu, kOwnPid);
+    w.begin(0);
+    w.end(500'000'000, 1000);  // 0.5 s, 1000 calls
+    const auto m = w.metrics();
+    CHECK(m.at(core::kEnergyPerCallMetric) == doctest::Approx(0.15));
+    CHECK(m.at(core::kAveragePowerMetric) == doctest::Approx(300));
+    CHECK(m.at(core::kExpectedClockMetric) == 1980);
+    CHECK(m.at(core::kOtherProcessesMetric) == 0);
+    // The clock policy, for history to compare (gate/clock_policy.h).
+    CHECK(m.at(core::kApplicationsClockMetric) == 1980);
+    CHECK(m.at(core::kDefaultApplicationsClockMetric) == 1980);
+    CHECK(m.at(core::kPersistenceMetric) == 1);
+    CHECK(w.notes().empty());
+  }
+
+  TEST_CASE("no energy figure from a window shorter than the counter's steps, nor without it") {
+    FakeGpu gpu;
+    gpu.energy = {1'000'000.0, 1'000'400.0};
+    measure::GpuWatch w(gpu, kOwnPid);
+    w.begin(0);
+    w.end(40'000'000, 20);
+    CHECK(w.metrics().count(core::kEnergyPerCallMetric) == 0);
+    CHECK(w.notes() == std::vector<std::string>{"no energy per call: the samples took 40 ms, "
+                                                "less than the 100 ms NVML's energy counter "
+                                                "needs"});
+    FakeGpu older;  // before Volta: no counter, and nothing said of it
+    measure::GpuWatch v(older, kOwnPid);
+    v.begin(0);
+    v.end(500'000'000, 1000);
+    CHECK(v.metrics().count(core::kAveragePowerMetric) == 0);
+    CHECK(v.notes().empty());
+  }
+
+  TEST_CASE("throttle reasons at either end are kept, the idle bit left out") {
+    FakeGpu gpu;
+    gpu.reasons = {kIdle, kPowerCap | kThermal};
+    measure::GpuWatch w(gpu, kOwnPid);
+    w.begin(0);
+    w.end(1'000'000'000, 10);
+    const double mask = w.metrics().at(core::kThrottleReasonsMetric);
+    CHECK(mask == static_cast<double>(kPowerCap | kThermal));
+    CHECK(core::throttle_reason_names(static_cast<std::uint64_t>(mask)) ==
+          "power cap, software thermal slowdown");
+  }
+}
+
+TEST_SUITE("measure::DeviceTimer with a GpuMonitor") {
+  TEST_CASE("a case whose samples ran throttled: kept, counted, unstable with clock and reason") {
+    Device d;
+    // 38 of every 100 calls at 1,410 MHz (power capped), the rest at 1,980.
+    d.clock = [](int i) { return i % 100 < 38 ? 1410.0 : 1980.0; };
+    FakeGpu gpu;
+    gpu.reasons = {std::uint64_t{0}, kPowerCap};
+    gpu.energy = {1'000'000.0, 1'000'000.0 + 0.7 * 1e3 * 105};  // 0.7 J per call (105 calls)
+    measure::DeviceParts p = parts(d, &gpu);
+    // Each call at least 1 ms of the host's time: the samples span more than the 100 ms the
+    // energy counter needs, however fast this machine.
+    p.call = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+    measure::DeviceTimer t(std::move(p), events_only());
+    core::CaseResult r = measured(t, 100);
+    // Kept: every sample is in the record with its clock.
+    CHECK(r.samples.size() == 100);
+    const core::Stability st = core::stability(r);
+    CHECK(st.clocked == 100);
+    CHECK(st.throttled == 38);  // the probe's 5 calls took clocks 0-4, the samples 5-104
+    CHECK(r.metrics.at(core::kThrottledMetric) == doctest::Approx(0.38));
+    CHECK(st.unstable);
+    const std::string note =
+        "unstable: throttled: SM clock 1,410 of 1,980 MHz in 38% of samples; power cap";
+    CHECK(st.note == note);
+    // The results table's note for the case: first of everything it says, then what a call
+    // cost (its watts are the host's sleeps', not asserted).
+    const std::string shown = report::case_note(r, false);
+    CHECK(shown.rfind(note + "; energy 0.7 J per call at ", 0) == 0);
+    core::Run run;
+    run.cases.push_back(r);
+    CHECK(report::status_counts(run) ==
+          "1 cases: 1 ok, 0 failed, 0 skipped, 0 error; 1 unstable: a busy machine or GPU "
+          "disturbed them, their figures are not the kernels' (baselines leave them out)");
+    // The energy it cost: 5 probe calls and 100 samples between the readings.
+    CHECK(r.metrics.at(core::kEnergyPerCallMetric) == doctest::Approx(0.7));
+    // compare treats it as a descheduled CPU case: inconclusive, its reason in the JSON.
+    gate::Baseline b;
+    gate::BaselineCase bc;
+    for (int i = 0; i < 100; ++i) bc.samples_ns.push_back(2'000'000 + i);
+    bc.median_ns = 2'000'050;
+    bc.n = 100;
+    b.cases[r.spec.key] = bc;
+    const auto v = gate::compare(b, run);
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].verdict == gate::Verdict::inconclusive);
+    CHECK(v[0].unstable == note);
+    report::GateReport gr;
+    gr.verdicts = v;
+    const nlohmann::json j = nlohmann::json::parse(report::json_report(gr));
+    CHECK(j["verdicts"][0]["unstable"] == note);
+    // At most a tenth throttled: measured as it is.
+    Device calm;
+    calm.clock = [](int i) { return i < 13 ? 1410.0 : 1980.0; };  // 8 of 100 samples
+    FakeGpu gpu2;
+    measure::DeviceTimer t2(parts(calm, &gpu2), events_only());
+    CHECK_FALSE(core::stability(measured(t2, 100)).unstable);
+  }
+
+  TEST_CASE("a case that shared its GPU is unstable, its message naming who was there") {
+    Device d;
+    FakeGpu gpu;
+    // Alone before the samples; a python3 process had a context on the GPU at their end.
+    gpu.processes_seen = {alone(), std::vector<measure::GpuProcess>{
+                                       {kOwnPid, "attnprof-worker", false}, {4242, "python3"}}};
+    measure::DeviceTimer t(parts(d, &gpu), events_only());
+    core::CaseResult r = measured(t, 20);
+    CHECK(r.metrics.at(core::kOtherProcessesMetric) == 1);
+    CHECK(r.message == "GPU shared after its samples with pid 4242 (python3)");
+    const std::string note = "unstable: its GPU shared with 1 other process";
+    CHECK(core::stability(r).note == note);
+    CHECK(report::case_note(r, false) ==
+          note + "; GPU shared after its samples with pid 4242 (python3)");
+    // Stored and read with the metrics alone (history), the same decision.
+    core::StabilityFigures f;
+    f.other_processes = static_cast<int>(r.metrics.at(core::kOtherProcessesMetric));
+    CHECK(core::unstable_note(f, core::MeasureSettings{}) == note);
+  }
+
+  TEST_CASE("--require-idle-gpu: another process before the samples ends the case unmeasured") {
+    Device d;
+    FakeGpu gpu;
+    gpu.processes_seen = {std::vector<measure::GpuProcess>{{kOwnPid, "attnprof-worker", false},
+                                                           {4242, "python3", false}}};
+    measure::DeviceTimerOptions o = events_only();
+    o.require_idle_gpu = true;
+    measure::DeviceTimer t(parts(d, &gpu), o);
+    CHECK_THROWS_WITH_AS(
+        t.sample(), "the GPU is shared with pid 4242 (python3) (--require-idle-gpu: not measured)",
+        util::EnvironmentError);
+    // The ab partner is no co-tenant: measured.
+    FakeGpu pair;
+    pair.processes_seen = {std::vector<measure::GpuProcess>{{kOwnPid, "attnprof-worker", false},
+                                                            {501, "attnprof-worker", true}}};
+    measure::DeviceTimer t2(parts(d, &pair), o);
+    CHECK(t2.sample().ns == 2'000'000);
+  }
+
+  TEST_CASE("without NVML: no GPU metric, no note, never unstable for the GPU's sake") {
+    Device d;
+    measure::DeviceTimer t(parts(d, nullptr), events_only());
+    core::CaseResult r = measured(t, 20);
+    CHECK(r.metrics.count(core::kExpectedClockMetric) == 0);
+    CHECK(r.metrics.count(core::kThrottledMetric) == 0);
+    CHECK(r.message.empty());
+    CHECK_FALSE(core::stability(r).unstable);
+  }
+}
