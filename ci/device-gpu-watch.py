@@ -72,6 +72,17 @@ def run_case(args, extra=()):
     return p, db
 
 
+def run_case_beside_smi(args, field, out_path):
+    """run_case while nvidia-smi records `field` into out_path: (the run, its history)."""
+    poll, f = smi_poll(field, out_path)
+    try:
+        return run_case(args)
+    finally:
+        poll.kill()
+        poll.wait()
+        f.close()
+
+
 def latest_case(db):
     con = sqlite3.connect(db)
     case_id, message = con.execute(
@@ -95,13 +106,7 @@ def within(name, got, want, tolerance):
 
 
 def step_clocks(args):
-    poll, f = smi_poll("clocks.sm", os.path.join(args.out, "smi-clocks.csv"))
-    try:
-        p, db = run_case(args)
-    finally:
-        poll.kill()
-        poll.wait()
-        f.close()
+    p, db = run_case_beside_smi(args, "clocks.sm", os.path.join(args.out, "smi-clocks.csv"))
     if p.returncode != 0:
         return False
     _, clocks, _, metrics = latest_case(db)
@@ -140,13 +145,7 @@ def step_cotenant(args):
 
 
 def step_energy(args):
-    poll, f = smi_poll("power.draw", os.path.join(args.out, "smi-power.csv"))
-    try:
-        p, db = run_case(args)
-    finally:
-        poll.kill()
-        poll.wait()
-        f.close()
+    p, db = run_case_beside_smi(args, "power.draw", os.path.join(args.out, "smi-power.csv"))
     if p.returncode != 0:
         return False
     _, _, ns, metrics = latest_case(db)

@@ -19,12 +19,15 @@ class NvmlClockReader final : public measure::ClockReader {
 
 }  // namespace
 
-std::unique_ptr<measure::ClockReader> make_clock_reader(int device) {
+void* nvml_device(int device) {
   char bus[32] = {};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) return nullptr;
-  void* nvml = env::Nvml::instance().device(bus);
-  if (!nvml) return nullptr;
-  return std::make_unique<NvmlClockReader>(nvml);
+  return env::Nvml::instance().device(bus);
+}
+
+std::unique_ptr<measure::ClockReader> make_clock_reader(int device) {
+  void* nvml = nvml_device(device);
+  return nvml ? std::make_unique<NvmlClockReader>(nvml) : nullptr;
 }
 
 }  // namespace attnprof::runner::cuda

@@ -37,8 +37,10 @@ std::unique_ptr<measure::GraphBatch> make_graph_batch(int device, std::function<
                                                       StreamSource stream);
 // Null, with *why_not, where device tracing is not available (trace::device_tracing_available).
 std::unique_ptr<measure::CallRecorder> make_cupti_recorder(std::string* why_not);
-// NVML's SM clock of this CUDA device, found by PCI bus id (CUDA and NVML number devices
+// NVML's handle of this CUDA device, found by PCI bus id (CUDA and NVML number devices
 // differently); null where NVML or the device is not there.
+void* nvml_device(int device);
+// NVML's SM clock of this CUDA device; null where NVML or the device is not there.
 std::unique_ptr<measure::ClockReader> make_clock_reader(int device);
 // NVML's view of this CUDA device around a case's samples (gpu_monitor.cpp): expected clock,
 // throttle reasons, processes, energy; null where NVML or the device is not there.

@@ -71,11 +71,8 @@ class NvmlGpuMonitor final : public measure::GpuMonitor {
 }  // namespace
 
 std::unique_ptr<measure::GpuMonitor> make_gpu_monitor(int device) {
-  char bus[32] = {};
-  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) return nullptr;
-  void* nvml = env::Nvml::instance().device(bus);
-  if (!nvml) return nullptr;
-  return std::make_unique<NvmlGpuMonitor>(nvml);
+  void* nvml = nvml_device(device);
+  return nvml ? std::make_unique<NvmlGpuMonitor>(nvml) : nullptr;
 }
 
 }  // namespace attnprof::runner::cuda

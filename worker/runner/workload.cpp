@@ -73,7 +73,6 @@ at::Tensor make_mask(const core::Case& c, const at::Tensor& seq_lens, at::Device
   const bool window = c.mask == core::MaskKind::sliding_window && c.window > 0;
   const bool prefix = c.mask == core::MaskKind::prefix;
   const bool document = c.mask == core::MaskKind::document;
-  const bool padding = seq_lens.defined();
   // None without padding; causal prefill (is_causal says it) and a decode query (Sq = 1, sees
   // every key): no mask at all. The same rule tells a compiled package whether it takes one.
   if (!always && !kernel::takes_mask_tensor(c)) return {};
