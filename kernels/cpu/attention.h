@@ -30,4 +30,11 @@ Status flash_forward(const AttentionParams& p, int threads);
 // that has every routine).
 Status flash_forward(const AttentionParams& p, int threads, Simd simd, Simd widest = best_simd());
 
+// The run-queue wait of flash_forward's helper threads, which it starts per call and which exit
+// with it, summed over every call so far (each reads its own schedstat as it ends, the wait
+// before it first ran included). A thread that exits takes its /proc/self/task/TID/schedstat
+// with it; the CPU timer adds this to what the live threads show, so that a call slowed by a
+// busy machine is seen as descheduled (core/stability.h).
+std::int64_t exited_threads_wait_ns();
+
 }  // namespace attnprof::kernels::cpu

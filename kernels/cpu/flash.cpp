@@ -20,11 +20,15 @@
 // bits (the portable fallback: SSE2 on x86-64, NEON on aarch64), 256 bits with FMA (AVX2) and
 // 512 bits (AVX-512F) behind target attributes, picked at run time from what the CPU reports.
 // So the build needs no -march and runs on any x86-64 or aarch64 machine.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -39,6 +43,32 @@
 #endif
 
 namespace attnprof::kernels::cpu {
+
+namespace {
+
+std::atomic<std::int64_t> g_exited_wait_ns{0};
+
+// This thread's run-queue wait over its life (the second field of its schedstat): the wait
+// before it first ran included, which is most of what a busy machine costs a thread started per
+// call. 0 where the kernel keeps no schedstat. One small read, off the caller's thread.
+std::int64_t own_run_delay_ns() {
+  const int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  unsigned long long on_cpu = 0, waited = 0;
+  if (std::sscanf(buf, "%llu %llu", &on_cpu, &waited) != 2) return 0;
+  return static_cast<std::int64_t>(waited);
+}
+
+}  // namespace
+
+std::int64_t exited_threads_wait_ns() {
+  return g_exited_wait_ns.load(std::memory_order_relaxed);
+}
 namespace {
 
 constexpr int BK = flash_block_k;
@@ -530,7 +560,11 @@ Status flash_forward(const AttentionParams& p, int threads, Simd simd, Simd wide
   }
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
-  for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
+  for (int i = 1; i < threads; ++i)
+    pool.emplace_back([&worker] {
+      worker();
+      g_exited_wait_ns.fetch_add(own_run_delay_ns(), std::memory_order_relaxed);
+    });
   worker();
   for (auto& th : pool) th.join();
   return Status::success();

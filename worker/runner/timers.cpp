@@ -15,6 +15,9 @@
 
 #include "harness/core/clock.h"
 #include "worker/runner/workload.h"
+#ifdef ATTNPROF_HAVE_KERNELS_CPU
+#include "kernels/cpu/attention.h"
+#endif
 
 #ifdef ATTNPROF_HAVE_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -28,7 +31,8 @@ namespace {
 // The time the process's threads have spent runnable but waiting for a CPU so far: the second
 // field of each /proc/self/task/TID/schedstat, summed; nullopt where the kernel keeps none. A
 // thread that exits between two reads takes its wait with it, which can only lower a sample's
-// figure: the sum is clamped at 0.
+// figure: the sum is clamped at 0. cpu.flash's helper threads, started and ended within each
+// call, count what they themselves measured off a CPU.
 std::optional<std::int64_t> run_queue_wait_ns() {
   DIR* dir = opendir("/proc/self/task");
   if (!dir) return std::nullopt;
@@ -50,6 +54,10 @@ std::optional<std::int64_t> run_queue_wait_ns() {
     any = true;
   }
   closedir(dir);
+#ifdef ATTNPROF_HAVE_KERNELS_CPU
+  // What cpu.flash's helper threads waited before they exited (kernels/cpu/attention.h).
+  total += kernels::cpu::exited_threads_wait_ns();
+#endif
   return any ? std::optional<std::int64_t>(total) : std::nullopt;
 }
 
