@@ -115,6 +115,20 @@ def shape_name(case):
     return f"b{case['batch']}-q{case['q_len']}-kv{case['kv_len']}"
 
 
+def by_shape(cases):
+    """{shape_name: [cases]} in the cases' order."""
+    groups = {}
+    for c in cases:
+        groups.setdefault(shape_name(c), []).append(c)
+    return groups
+
+
+def shape_package(path, shape):
+    """Where the package of one shape lies: PATH's stem plus .<shape>.pt2, beside PATH."""
+    stem = path[:-4] if path.endswith(".pt2") else path
+    return f"{stem}.{shape}.pt2"
+
+
 def shapes_index(path):
     """Where a package's per-shape index lies: PATH.shapes.json beside PATH (attnprof-worker
     reads it, worker/kernel/variants/aoti.cpp)."""
@@ -541,8 +555,7 @@ def build(spec, inputs, cases, meta, out_path, log, module=None, static_key=None
     except Exception as e:  # Inductor or export refusing dynamic dims for this module
         if all(isinstance(d, int) for i in inputs for d in i["dims"]):
             raise
-        shapes = {(c["batch"], c["q_len"], c["kv_len"]) for c in cases}
-        if len(shapes) > 1:
+        if len(by_shape(cases)) > 1:
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
             raise NoDynamicDims(f"{e.__class__.__name__}: {first}") from e
         notes.append(f"static shapes: export refused dynamic dims ({e.__class__.__name__})")
@@ -598,10 +611,7 @@ def make_per_shape(path, spec, inputs, cases, meta, version, args, log, module, 
     plus .<shape>.pt2 beside PATH, each cached under its own shape's key, PATH itself the first
     shape's, and PATH.shapes.json naming them all, which attnprof-worker reads to load a case's
     own. The scenario keeps naming PATH: one kernel name, one case key per kernel."""
-    groups = {}
-    for c in cases:
-        groups.setdefault(shape_name(c), []).append(c)
-    stem = path[:-4] if path.endswith(".pt2") else path
+    groups = by_shape(cases)
     index = {"why": why, "shapes": {}, "keys": {}}
     for shape, group in groups.items():
         s_inputs = static_inputs(inputs, group)
@@ -613,12 +623,12 @@ def make_per_shape(path, spec, inputs, cases, meta, version, args, log, module, 
                   module)
         else:
             log(f"  {shape}: from the cache ({cached})")
-        sibling = f"{stem}.{shape}.pt2"
+        sibling = shape_package(path, shape)
         shutil.copyfile(cached, sibling + ".tmp")
         os.replace(sibling + ".tmp", sibling)
         index["shapes"][shape] = os.path.basename(sibling)
         index["keys"][shape] = s_key
-    first = f"{stem}.{next(iter(groups))}.pt2"
+    first = shape_package(path, next(iter(groups)))
     shutil.copyfile(first, path + ".tmp")
     os.replace(path + ".tmp", path)
     with open(shapes_index(path) + ".tmp", "w") as f:
@@ -637,15 +647,11 @@ def per_shape_up_to_date(path, spec, inputs, cases, version):
             index = json.load(f)
     except (OSError, ValueError):
         return False
-    stem = path[:-4] if path.endswith(".pt2") else path
-    groups = {}
-    for c in cases:
-        groups.setdefault(shape_name(c), []).append(c)
-    for shape, group in groups.items():
+    for shape, group in by_shape(cases).items():
         key = content_key(spec, static_inputs(inputs, group), version)
         if index.get("keys", {}).get(shape) != key:
             return False
-        have = package_metadata(f"{stem}.{shape}.pt2")
+        have = package_metadata(shape_package(path, shape))
         if not have or have.get("key") != key:
             return False
     return True
@@ -670,7 +676,7 @@ def make_one(path, cases, user, version, args, log):
             f"script makes attnprof's own SDPA modules and leaves it alone; make it again with "
             f"attnprof package {have.get('module', 'FILE.py:NAME')} --scenario SCENARIO -o {path}",
         )
-    several = len({shape_name(c) for c in bare}) > 1
+    several = len(by_shape(bare)) > 1
     if not args.force and several and per_shape_up_to_date(path, spec, inputs, bare, version):
         log(f"{path}: up to date (one package per shape, {os.path.basename(shapes_index(path))})")
         return

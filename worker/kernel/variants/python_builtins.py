@@ -50,6 +50,20 @@ class _Case:
         self.lens = [min(n, self.kv_len) for n in lens]
         self.first = [0 if self.q_len == self.kv_len else n - self.q_len for n in self.lens]
         self.padded = any(n < self.kv_len for n in self.lens)
+        self.uniform = len(set(self.first)) == 1  # every sequence's queries at one position
+
+    def position(self):
+        """pos(b, q_idx): the position of query q_idx of sequence b, for mask and score mods."""
+        if self.uniform:
+            first = self.first[0]
+            return lambda b, q_idx: q_idx + first
+        first = torch.tensor(self.first, device=self.device)
+        return lambda b, q_idx: q_idx + first[b]
+
+    def document_ids(self):
+        """Each position's document, as attention-gym's document masks look it up."""
+        return torch.repeat_interleave(torch.arange(len(self.documents), device=self.device),
+                                       torch.tensor(self.documents, device=self.device))
 
 
 def _softcap(text):
@@ -58,14 +72,8 @@ def _softcap(text):
 
 def _rule(case):
     """The case's mask as mask_mod(b, h, q_idx, kv_idx) -> keep, over positions; None: no mask."""
-    dev = case.device
-    uniform = len(set(case.first)) == 1
-    first0 = case.first[0]
-    first = torch.tensor(case.first, device=dev)
-    lens = torch.tensor(case.lens, device=dev)
-
-    def pos(b, q_idx):
-        return q_idx + first0 if uniform else q_idx + first[b]
+    pos = case.position()
+    lens = torch.tensor(case.lens, device=case.device)
 
     def valid(b, kv):
         return kv < lens[b]
@@ -82,9 +90,7 @@ def _rule(case):
         p = case.prefix
         rules.append(lambda b, h, q, kv: (kv < p) | (kv <= pos(b, q)))
     elif case.mask == "document":
-        # Each position's document id, as attention-gym's document masks look it up.
-        doc = torch.repeat_interleave(torch.arange(len(case.documents), device=dev),
-                                      torch.tensor(case.documents, device=dev))
+        doc = case.document_ids()
         rules.append(lambda b, h, q, kv: doc[kv] == doc[pos(b, q)])
     elif case.mask == "custom":
         raise Unsupported("a custom mask file is no mask_mod: flex takes the masks the scenario "
@@ -102,13 +108,7 @@ def _score_mod(case):
     mod = case.score_mod
     if not mod:
         return None
-    uniform = len(set(case.first)) == 1
-    first0 = case.first[0]
-    first = torch.tensor(case.first, device=case.device)
-
-    def pos(b, q_idx):
-        return q_idx + first0 if uniform else q_idx + first[b]
-
+    pos = case.position()
     if mod == "alibi":
         slopes = torch.exp2(-8.0 * (torch.arange(case.heads, device=case.device) + 1) / case.heads)
         return lambda s, b, h, q, kv: s + slopes[h] * (kv - pos(b, q))
@@ -175,7 +175,7 @@ def make_flex(case_json, compiled):
     figures = {}
     block_mask = None
     if mask_mod is not None:
-        batch = case.batch if case.padded or len(set(case.first)) > 1 else None
+        batch = case.batch if case.padded or not case.uniform else None
         block_mask, ms = _timed_builds(lambda: create_block_mask(
             mask_mod, batch, None, case.q_len, case.kv_len, device=case.device))
         figures["block_mask.build_ms"] = ms
@@ -305,8 +305,7 @@ def make_hf(name, case_json):
         p = case.prefix
         mask = mu.create_causal_mask(or_mask_function=lambda b, h, q, kv: kv < p, **common)
     elif case.mask == "document":
-        doc = torch.repeat_interleave(torch.arange(len(case.documents)),
-                                      torch.tensor(case.documents)).to(case.device)
+        doc = case.document_ids()
         mask = mu.create_bidirectional_mask(
             and_mask_function=lambda b, h, q, kv: doc[q] == doc[kv], **common)
     else:
