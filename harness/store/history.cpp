@@ -81,6 +81,7 @@ class Reader {
     bind(st);
     return st;
   }
+  const std::string& path() const { return m_db.path(); }
 
  private:
   Database& m_db;
@@ -106,7 +107,10 @@ std::int64_t commit_time(Reader& rd, const std::string& prefix, const std::strin
 }
 
 // The stored case keys that match `glob`, in BINARY order, one index seek per key (a loose index
-// scan: DISTINCT would read every case row of every key).
+// scan: DISTINCT would read every case row of every key). Each step trusts the index to return a
+// key after the last one; a damaged index can hand back an earlier key, and the walk would then
+// go round forever (a fuzzer found one): a key that does not sort after its predecessor is
+// refused as damage. std::string's order is BINARY's (bytes unsigned, then length).
 std::vector<std::string> matching_keys(Reader& rd, const std::string& glob) {
   auto& st = rd.statement(
       "WITH RECURSIVE keys(k) AS ("
@@ -117,7 +121,16 @@ std::vector<std::string> matching_keys(Reader& rd, const std::string& glob) {
       "SELECT k FROM keys WHERE k IS NOT NULL",
       [&](sql::Statement& s) { s.bind(1, glob); });
   std::vector<std::string> keys;
-  while (st.step()) keys.push_back(st.text(0));
+  while (st.step()) {
+    std::string key = st.text(0);
+    if (!keys.empty() && key <= keys.back())
+      throw util::EnvironmentError(fmt::format(
+          "{}: index cases_by_key returned case key \"{}\" after \"{}\": the history is damaged "
+          "(attnprof check --full names the damage); run \"sqlite3 {} REINDEX\" or restore a "
+          "backup",
+          rd.path(), key, keys.back(), rd.path()));
+    keys.push_back(std::move(key));
+  }
   return keys;
 }
 

@@ -242,6 +242,58 @@ TEST_SUITE("store fuzz") {
     MESSAGE("damaged databases: ", iterations, ": ", summary);
   }
 
+  // The damage a libFuzzer run found: an index page whose keys are out of order. history's key
+  // walk asks the index for the first key after the last one that matches the glob; where the
+  // entry the index seeks to does not match, the walk reads on in the page's order and can come
+  // back to a key it had, and then went round forever. Made here by rewriting the last key of
+  // the case-key index's page as the first one, in place; the table stays as it was.
+  TEST_CASE("an index out of order: history refuses it instead of walking it forever") {
+    TempDir dir;
+    const std::string path = dir.file("h.db");
+    {
+      auto db = Database::open(path);
+      core::Run run = make_run("c0", 1, 3, 3);
+      const char* keys[] = {"m/a/cpu.x", "m/b/cpu.y", "m/c/cpu.x"};
+      for (int i = 0; i < 3; ++i) run.cases[i].spec.key = keys[i];
+      db.write_run(run);
+      db.connection().exec("PRAGMA journal_mode = DELETE");
+    }
+    std::int64_t root = 0, page_size = 0;
+    {
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+      sqlite3_stmt* st = nullptr;
+      sqlite3_prepare_v2(raw,
+                         "SELECT (SELECT rootpage FROM sqlite_schema WHERE name = 'cases_by_key'), "
+                         "(SELECT page_size FROM pragma_page_size)",
+                         -1, &st, nullptr);
+      REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+      root = sqlite3_column_int64(st, 0);
+      page_size = sqlite3_column_int64(st, 1);
+      sqlite3_finalize(st);
+      sqlite3_close(raw);
+    }
+    REQUIRE(root > 1);
+    std::string bytes = read_bytes(path);
+    const std::size_t begin = static_cast<std::size_t>((root - 1) * page_size);
+    const std::size_t at = bytes.find("m/c/cpu.x", begin);
+    REQUIRE(at != std::string::npos);
+    REQUIRE(at < begin + static_cast<std::size_t>(page_size));
+    bytes.replace(at, 9, "m/a/cpu.x");
+    write_bytes(path, bytes);
+
+    auto db = Database::open(path, Database::Mode::read_only);
+    store::HistoryFilter f;
+    f.case_glob = "*/cpu.x";
+    std::string message;
+    CHECK(outcome_of([&] { store::history(db, f); }, &message) == Outcome::environment);
+    CHECK(message.find("index cases_by_key") != std::string::npos);
+    CHECK(message.find("REINDEX") != std::string::npos);
+    // The undamaged reads still answer: the glob the damage does not reach.
+    f.case_glob = "*/cpu.y";
+    CHECK(outcome_of([&] { store::history(db, f); }) == Outcome::ok);
+  }
+
   TEST_CASE("damaged exports: imported whole or not at all") {
     const long iterations = env_or("ATTNPROF_FUZZ_ITERATIONS", 3000) / 10;
     std::mt19937_64 rng(static_cast<std::uint64_t>(env_or("ATTNPROF_FUZZ_SEED", 1)) + 7);
