@@ -24,6 +24,16 @@ std::pair<double, double> batch_times(const std::vector<core::Sample>& samples) 
   return {stats::median_sorted(ns), stats::quantile_sorted(ns, 0.25)};
 }
 
+// The median SM clock of a batch's samples that read one; 0 where none did.
+double batch_clock(const std::vector<core::Sample>& samples) {
+  std::vector<double> mhz;
+  for (const auto& s : samples)
+    if (s.sm_clock_mhz && *s.sm_clock_mhz > 0) mhz.push_back(*s.sm_clock_mhz);
+  if (mhz.empty()) return 0;
+  std::sort(mhz.begin(), mhz.end());
+  return stats::median_sorted(mhz);
+}
+
 using Clock = std::chrono::steady_clock;
 
 // One case's interleaved rounds on two prepared workers, into out.rounds and out.stop_reason;
@@ -68,6 +78,8 @@ void measure_rounds(worker::Supervisor& base, worker::Supervisor& head, const co
       r.base_first = !head_first;
       std::tie(r.base_ns, r.base_q1_ns) = batch_times(b.samples);
       std::tie(r.head_ns, r.head_q1_ns) = batch_times(h.samples);
+      r.base_clock_mhz = batch_clock(b.samples);
+      r.head_clock_mhz = batch_clock(h.samples);
       r.base_n = static_cast<int>(b.samples.size());
       r.head_n = static_cast<int>(h.samples.size());
       r.at_ns = got[0].samples.empty() ? 0 : got[0].samples.front().at_ns;

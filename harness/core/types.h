@@ -225,6 +225,10 @@ struct AbRound {
   // and calls that shared a CPU, its lower quartile much less. 0: not recorded (rounds stored
   // before schema v11, which are judged on their medians).
   double base_q1_ns = 0, head_q1_ns = 0;
+  // The median SM clock of each batch's samples (a GPU side whose timer read its clock): a side
+  // that ran its rounds at lower clocks than the other ran on a slower GPU, whatever its code
+  // did. 0: not read (the CPU, no NVML, rounds stored before schema v12).
+  double base_clock_mhz = 0, head_clock_mhz = 0;
   bool head_first() const { return !base_first; }
 };
 

@@ -30,6 +30,10 @@ constexpr double min_pair_se = 1e-4;
 // that the exact interval of a dozen rounds is not at its extremes.
 constexpr double pair_se_level = 0.90;
 
+// Two SM clocks further apart than this (relative to the higher) differ: boost clocks move in
+// steps of 15 MHz, a few percent of the range, under no cap at all.
+constexpr double kClockGap = 0.03;
+
 bool usable(const core::AbRound& r) {
   return r.base_ns > 0 && r.head_ns > 0 && std::isfinite(r.base_ns) && std::isfinite(r.head_ns);
 }
@@ -72,6 +76,39 @@ std::string order_effect(std::span<const core::AbRound> rounds) {
       "order effect: the side that runs first in a round is {:.1f}% {} (the random order "
       "cancels it; a longer warm-up per batch would remove it)",
       first, twice > 0 ? "slower" : "faster");
+}
+
+// Whether one side ran its batches at lower SM clocks than the other: over the rounds where both
+// read their clock, each side's median clock, and the rounds where one side's was more than
+// kClockGap below the other's. Empty unless the medians differ by more than kClockGap. The rounds
+// alternate within seconds, so heat and a power cap reach both sides alike; a gap that stays is
+// one side's own (its kernel draws more power and is capped) or a GPU that changed under one
+// side's batches. Either way the verdict stands, said beside it: its time is partly the clock's.
+std::string clock_difference(std::span<const core::AbRound> rounds) {
+  std::vector<double> base, head;
+  int head_slower = 0, base_slower = 0;
+  for (const auto& r : rounds) {
+    if (!usable(r) || !(r.base_clock_mhz > 0) || !(r.head_clock_mhz > 0)) continue;
+    base.push_back(r.base_clock_mhz);
+    head.push_back(r.head_clock_mhz);
+    if (r.head_clock_mhz < (1 - kClockGap) * r.base_clock_mhz) ++head_slower;
+    if (r.base_clock_mhz < (1 - kClockGap) * r.head_clock_mhz) ++base_slower;
+  }
+  if (base.empty()) return "";
+  const double b = stats::median(base), h = stats::median(head);
+  const bool head_low = h < (1 - kClockGap) * b, base_low = b < (1 - kClockGap) * h;
+  if (!head_low && !base_low) return "";
+  return fmt::format(
+      "clocks differed: {} ran at a median SM clock of {:.0f} MHz against {}'s {:.0f} ({:.1f}% "
+      "lower, in {} of {} rounds): part of the time difference is the GPU's clock",
+      head_low ? "head" : "base", head_low ? h : b, head_low ? "base" : "head", head_low ? b : h,
+      (1 - (head_low ? h / b : b / h)) * 100, head_low ? head_slower : base_slower, base.size());
+}
+
+std::string joined(std::string a, const std::string& b) {
+  if (a.empty()) return b;
+  if (!b.empty()) a += "; " + b;
+  return a;
 }
 
 // The random-effects mean of pair estimates m with variances v (two or more pairs):
@@ -365,7 +402,7 @@ std::optional<Pending> judge(const PairedCase& pc, CaseVerdict& v, const Options
   if (t.pairs < 2) {
     v.verdict = Verdict::inconclusive;
     if (t.pairs == 1) v.ratio = std::exp(t.shift);
-    v.reason = too_few_pairs(t);
+    v.reason = joined(too_few_pairs(t), clock_difference(pc.rounds));
     return std::nullopt;
   }
   const stats::Interval ci = t.interval(options.confidence);
@@ -374,7 +411,8 @@ std::optional<Pending> judge(const PairedCase& pc, CaseVerdict& v, const Options
   v.ci_high = std::exp(ci.high);
   v.p_value = t.p_two_sided();
   return Pending{0, basis_of(t, rounds.size() - d.size()),
-                 what_would_tell(t, pc, v.tolerance, options.confidence), order_effect(rounds)};
+                 what_would_tell(t, pc, v.tolerance, options.confidence),
+                 joined(order_effect(rounds), clock_difference(pc.rounds))};
 }
 
 }  // namespace

@@ -170,6 +170,8 @@ nlohmann::json ab_json(const AbDetail& ab) {
         round["base_q1_ns"] = x.base_q1_ns;
         round["head_q1_ns"] = x.head_q1_ns;
       }
+      if (x.base_clock_mhz > 0) round["base_clock_mhz"] = x.base_clock_mhz;
+      if (x.head_clock_mhz > 0) round["head_clock_mhz"] = x.head_clock_mhz;
       rounds.push_back(std::move(round));
     }
     for (const auto& o : a.ops)

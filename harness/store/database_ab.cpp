@@ -14,8 +14,8 @@ void Database::write_rounds(const std::string& pair_id, const std::vector<AbRoun
   sql::Transaction tx(m_db);
   sql::Statement ins(m_db,
                      "INSERT OR REPLACE INTO ab_rounds(pair_id, case_key, round, base_first, "
-                     "base_ns, head_ns, base_n, head_n, at_ns, pass, base_q1_ns, head_q1_ns) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+                     "base_ns, head_ns, base_n, head_n, at_ns, pass, base_q1_ns, head_q1_ns, "
+                     "base_clock_mhz, head_clock_mhz) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& r : rounds)
     ins.bind(1, pair_id)
         .bind(2, r.case_key)
@@ -29,6 +29,8 @@ void Database::write_rounds(const std::string& pair_id, const std::vector<AbRoun
         .bind(10, r.pass)
         .bind(11, r.base_q1_ns)
         .bind(12, r.head_q1_ns)
+        .bind(13, r.base_clock_mhz)
+        .bind(14, r.head_clock_mhz)
         .run();
   tx.commit();
 }
@@ -37,7 +39,8 @@ std::vector<AbRound> Database::rounds(const std::string& pair_id) {
   std::vector<AbRound> out;
   sql::Statement st(m_db,
                     "SELECT case_key, round, base_first, base_ns, head_ns, base_n, head_n, at_ns, "
-                    "pass, base_q1_ns, head_q1_ns FROM ab_rounds WHERE pair_id = ? "
+                    "pass, base_q1_ns, head_q1_ns, base_clock_mhz, head_clock_mhz FROM ab_rounds "
+                    "WHERE pair_id = ? "
                     "ORDER BY case_key, round");
   st.bind(1, pair_id);
   while (st.step()) {
@@ -53,6 +56,8 @@ std::vector<AbRound> Database::rounds(const std::string& pair_id) {
     r.pass = static_cast<int>(st.int64(8));
     r.base_q1_ns = st.real(9);
     r.head_q1_ns = st.real(10);
+    r.base_clock_mhz = st.real(11);
+    r.head_clock_mhz = st.real(12);
     out.push_back(std::move(r));
   }
   return out;

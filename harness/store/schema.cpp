@@ -193,6 +193,14 @@ ALTER TABLE ab_rounds ADD COLUMN base_q1_ns REAL NOT NULL DEFAULT 0;
 ALTER TABLE ab_rounds ADD COLUMN head_q1_ns REAL NOT NULL DEFAULT 0;
 )sql";
 
+// v12: each A/B batch's median SM clock (core::AbRound): a GPU pair whose sides ran at different
+// clocks says so beside its verdict. Rounds stored before v12, and CPU rounds, read as 0, not
+// read.
+constexpr const char* v12 = R"sql(
+ALTER TABLE ab_rounds ADD COLUMN base_clock_mhz REAL NOT NULL DEFAULT 0;
+ALTER TABLE ab_rounds ADD COLUMN head_clock_mhz REAL NOT NULL DEFAULT 0;
+)sql";
+
 constexpr Migration chain[] = {
     {1, "runs, environments, cases, samples, summaries, cost rows", v1},
     {2, "PR and CI links, backends, metrics, kernels per cost row, verdicts, annotations", v2},
@@ -205,6 +213,7 @@ constexpr Migration chain[] = {
     {9, "samples: time runnable but waiting for a CPU (descheduling)", v9},
     {10, "cases: the kernels (GPU) or ATen ops (CPU) each ran", v10},
     {11, "A/B rounds: each batch's lower quartile beside its median", v11},
+    {12, "A/B rounds: each batch's median SM clock", v12},
 };
 static_assert(chain[std::size(chain) - 1].version == current_version);
 

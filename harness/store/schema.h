@@ -15,7 +15,7 @@ struct Migration {
 };
 
 std::span<const Migration> migrations();
-inline constexpr int current_version = 11;
+inline constexpr int current_version = 12;
 
 // The tables and columns of a database, in order: (table name, column name) rows.
 inline constexpr const char* layout_query =

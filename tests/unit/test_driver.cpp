@@ -58,6 +58,34 @@ TEST_SUITE("ab::run_case") {
     CHECK(out.head.spec.key == c.key);
   }
 
+  TEST_CASE("rounds carry each side's median SM clock where its samples read one") {
+    auto rounds = [](std::vector<std::string> base_args, std::vector<std::string> head_args) {
+      worker::Supervisor base({fake, std::move(base_args), "base"});
+      worker::Supervisor head({fake, std::move(head_args), "head"});
+      core::Case c;
+      c.key = "m/w/s/sdpa.math";
+      c.kernel = "sdpa.math";
+      ab::Options o;
+      o.batch_ms = 1;
+      o.max_rounds = 4;
+      o.decided = [](const std::vector<core::AbRound>& r, const core::Case&) {
+        return r.size() == 4;
+      };
+      return ab::run_case(base, head, c, o).rounds;
+    };
+    const auto gpu = rounds({"--ns=1000", "--clock=1980"}, {"--ns=1100", "--clock=1410"});
+    REQUIRE(gpu.size() == 4);
+    for (const auto& r : gpu) {
+      CHECK(r.base_clock_mhz == 1980);
+      CHECK(r.head_clock_mhz == 1410);
+    }
+    // Samples without a clock (the CPU, a GPU without NVML): 0, not read.
+    const auto cpu = rounds({"--ns=1000"}, {"--ns=1100", "--clock=1410"});
+    REQUIRE(cpu.size() == 4);
+    CHECK(cpu[0].base_clock_mhz == 0);
+    CHECK(cpu[0].head_clock_mhz == 1410);
+  }
+
   // The order comes from the seed, an FNV-1a hash of the key (core/hash.h) and the pair: stored
   // rounds can be told from their seed, so it is pinned.
   TEST_CASE("a case's round order is fixed by the seed, its key and the pair of workers") {

@@ -291,6 +291,42 @@ TEST_SUITE("gate::paired") {
     CHECK(v[0].reason.find("% slower (the random order cancels it") != std::string::npos);
   }
 
+  TEST_CASE("a side that ran at lower SM clocks is named beside the verdict") {
+    // Head 30% slower in every round, and its batches at 1,410 MHz against base's 1,980 in 18 of
+    // the 24 rounds: the verdict stands, the clocks are said beside it.
+    auto r = pairs_of(4, 6, [](int j, int i) { return 1.30 * (1 + 0.001 * ((i + j) % 3)); });
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      r[i].base_clock_mhz = 1980;
+      r[i].head_clock_mhz = i % 4 == 3 ? 1980 : 1410;
+    }
+    std::vector<gate::PairedCase> cases{ok_case("k", r)};
+    auto v = gate::compare_paired(cases, tol(0.05));
+    INFO(v[0].reason);
+    CHECK(v[0].verdict == gate::Verdict::regression);
+    CHECK(v[0].reason.find("; clocks differed: head ran at a median SM clock of 1410 MHz against "
+                           "base's 1980 (28.8% lower, in 18 of 24 rounds)") != std::string::npos);
+    // Base the slower one: named the other way round.
+    for (auto& x : r) std::swap(x.base_clock_mhz, x.head_clock_mhz);
+    cases = {ok_case("k", r)};
+    v = gate::compare_paired(cases, tol(0.05));
+    CHECK(v[0].reason.find("clocks differed: base ran at a median SM clock of 1410 MHz") !=
+          std::string::npos);
+    // Within 3% (a boost step or two), or not read on one side: nothing is said.
+    for (auto& x : r) x.base_clock_mhz = 1965, x.head_clock_mhz = 1980;
+    cases = {ok_case("k", r)};
+    CHECK(gate::compare_paired(cases, tol(0.05))[0].reason.find("clocks") == std::string::npos);
+    for (auto& x : r) x.base_clock_mhz = 0, x.head_clock_mhz = 1410;
+    cases = {ok_case("k", r)};
+    CHECK(gate::compare_paired(cases, tol(0.05))[0].reason.find("clocks") == std::string::npos);
+    // One pair only (inconclusive, settled early): still said.
+    auto one = rounds_of({1.3, 1.3, 1.3, 1.3, 1.3, 1.3});
+    for (auto& x : one) x.base_clock_mhz = 1980, x.head_clock_mhz = 1410;
+    cases = {ok_case("k", one)};
+    v = gate::compare_paired(cases, tol(0.05));
+    CHECK(v[0].verdict == gate::Verdict::inconclusive);
+    CHECK(v[0].reason.find("clocks differed: head") != std::string::npos);
+  }
+
   TEST_CASE("each side's time is the mean over pairs, so it moves with the paired ratio") {
     // Pair 0 on a fast machine (base 100 us, head 110 us), pair 1 on one twice as slow with
     // four times the rounds: a pooled median would put the head below... or anywhere; per pair

@@ -79,6 +79,8 @@ TEST_SUITE("store::portable") {
     auto src = Database::open(dir.file("a.db"));
     auto pair = testing::make_ab_pair("pair-1", 10);
     pair.rounds[2].pass = 1;  // measured by a second pair of workers
+    pair.rounds[2].base_clock_mhz = 1980;  // a GPU round whose clocks were read
+    pair.rounds[2].head_clock_mhz = 1410;
     src.write_run(pair.base);
     src.write_run(pair.head);
     src.write_rounds("pair-1", pair.rounds);
@@ -101,6 +103,10 @@ TEST_SUITE("store::portable") {
     CHECK(back[2].head_q1_ns == 101);
     CHECK(back[2].base_first);
     CHECK(back[2].pass == 1);
+    CHECK(back[2].base_clock_mhz == 1980);
+    CHECK(back[2].head_clock_mhz == 1410);
+    CHECK(back[1].base_clock_mhz == 0);  // not read: not written, read back as not read
+    CHECK(text.find("\"base_clock_mhz\":1980") != std::string::npos);
     CHECK(back[1].pass == 0);
     CHECK(back[1].head_n == 4);
     CHECK(dst.find_pair("pair-1"));
@@ -149,6 +155,9 @@ TEST_SUITE("store::portable") {
     CHECK(import_error(db, with(",\"base_q1_ns\":-1,\"head_q1_ns\":4")) ==
           "in.jsonl:2: field \"ab_rounds.rounds[0].base_q1_ns\": a batch's lower quartile is 0 "
           "(not recorded) or above, got -1");
+    CHECK(import_error(db, with(",\"head_clock_mhz\":-1410")) ==
+          "in.jsonl:2: field \"ab_rounds.rounds[0].head_clock_mhz\": a batch's SM clock is 0 "
+          "(not read) or above, got -1410");
   }
 
   TEST_CASE("export takes a run filter: one branch only") {

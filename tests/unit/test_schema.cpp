@@ -491,6 +491,17 @@ TEST_SUITE("store::schema") {
     CHECK(back[1].base_q1_ns == 90);
     CHECK(back[1].head_q1_ns == 95);
     CHECK(gate::judged_on_q1(std::vector<core::AbRound>{back[1]}));
+    // v12: rounds from before it read no clocks; rounds written after keep theirs.
+    CHECK(back[0].base_clock_mhz == 0);
+    CHECK(back[0].head_clock_mhz == 0);
+    r.round = 2;
+    r.base_clock_mhz = 1980;
+    r.head_clock_mhz = 1410;
+    db.write_rounds("pair-10", {r});
+    back = db.rounds("pair-10");
+    REQUIRE(back.size() == 3);
+    CHECK(back[2].base_clock_mhz == 1980);
+    CHECK(back[2].head_clock_mhz == 1410);
     auto fresh = Database::open(dir.file("fresh.db"));
     CHECK(layout(db) == layout(fresh));
   }
