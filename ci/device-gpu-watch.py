@@ -7,7 +7,9 @@ the rule's first test):
            nvidia-smi's SM clock sampled every 50 ms meanwhile: medians within 5%
   cotenant a process holding a CUDA context and busy on the same GPU, started before the case:
            `run` names it ("its GPU shared with 1 other process", its pid in the message), and
-           `run --require-idle-gpu` ends with exit 3 naming it
+           `run --require-idle-gpu` ends with exit 3 naming it; then a process that only holds
+           a context, idle: not counted (gpu.other_processes 0), named as idle in the message,
+           and `--require-idle-gpu` measures the case
   energy   a long case's energy.joules_per_call against nvidia-smi's average power.draw over the
            samples x the median call time: within 10%
 
@@ -41,6 +43,12 @@ COTENANT = ("import torch, sys\n"
             "while True:\n"
             "    x = (x @ x).clamp_(-1, 1)\n"
             "    torch.cuda.synchronize()\n")
+
+# A process that holds a CUDA context and does nothing with it (a display server, a notebook).
+IDLE_HOLDER = ("import torch, time\n"
+               "torch.zeros(1, device='cuda')\n"
+               "print('ready', flush=True)\n"
+               "time.sleep(3600)\n")
 
 
 def smi_poll(field, out_path):
@@ -138,10 +146,29 @@ def step_cotenant(args):
         q, _ = run_case(args, ["--require-idle-gpu"])
         refused = q.returncode == 3 and ("the GPU is shared with pid %d" % co.pid) in q.stdout
         print("run --require-idle-gpu: exit %d: %s" % (q.returncode, "ok" if refused else "FAILED"))
-        return named and refused
     finally:
         co.kill()
         co.wait()
+    holder = subprocess.Popen([args.python, "-c", IDLE_HOLDER], stdout=subprocess.PIPE, text=True)
+    try:
+        if holder.stdout.readline().strip() != "ready":
+            print("FAILED: the idle holder did not start")
+            return False
+        p, db = run_case(args)
+        message, _, _, metrics = latest_case(db)
+        idle_ok = metrics.get("gpu.other_processes") == 0 and \
+            ("pid %d" % holder.pid) in message and "idle" in message
+        print("run beside an idle holder: other processes %s, idle %s, message %r: %s"
+              % (metrics.get("gpu.other_processes"), metrics.get("gpu.other_processes_idle"),
+                 message, "ok" if idle_ok else "FAILED"))
+        q, _ = run_case(args, ["--require-idle-gpu"])
+        measured = q.returncode == 0
+        print("run --require-idle-gpu beside it: exit %d: %s"
+              % (q.returncode, "ok" if measured else "FAILED"))
+        return named and refused and idle_ok and measured
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def step_energy(args):

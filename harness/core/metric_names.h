@@ -43,6 +43,18 @@ inline constexpr const char* kApplicationsClockMetric = "gpu.clock.applications_
 inline constexpr const char* kDefaultApplicationsClockMetric = "gpu.clock.default_applications_mhz";
 inline constexpr const char* kPersistenceMetric = "gpu.persistence";
 
+// What else the GPU did around a case (gpu_monitor.h), recorded, not judged: the device's
+// utilization (anyone's kernels, this worker's included) when the samples began and when they
+// ended, and the other processes that held a context on it but ran nothing during the samples
+// (those that ran something are gpu.other_processes, which makes a case unstable).
+inline constexpr const char* kUtilizationBeginMetric = "gpu.utilization.begin_pct";
+inline constexpr const char* kUtilizationEndMetric = "gpu.utilization.end_pct";
+inline constexpr const char* kIdleOtherProcessesMetric = "gpu.other_processes_idle";
+// The GPU's temperature when the samples began and when they ended (degrees Celsius): beside a
+// throttled case's thermal reason, how hot it ran.
+inline constexpr const char* kTemperatureBeginMetric = "gpu.temperature.begin_c";
+inline constexpr const char* kTemperatureEndMetric = "gpu.temperature.end_c";
+
 // The fragmentation figures, in the order every report lists them.
 inline constexpr const char* kFragmentationMetrics[] = {
     kRssGrowthMetric,     kMinorFaultsMetric,   kMajorFaultsMetric,  kReservedPeakMetric,

@@ -66,7 +66,7 @@ void DeviceTimer::finish() {
   m_ready.clear();
   if (m_watch && !m_watch_ended) {
     m_watch_ended = true;
-    m_watch->end(steady_ns(), m_calls);
+    m_watch->end(steady_ns(), core::epoch_ns() / 1000, m_calls);
   }
   stop_recording();
 }
@@ -141,7 +141,7 @@ void DeviceTimer::probe() {
   m_parts.events->wait_device();
   if (m_parts.monitor) {
     m_watch.emplace(*m_parts.monitor, m_parts.own_pid);
-    const OtherProcesses others = m_watch->begin(steady_ns());
+    const OtherProcesses others = m_watch->begin(steady_ns(), core::epoch_ns() / 1000);
     if (m_options.require_idle_gpu && others.count > 0)
       throw util::EnvironmentError(
           fmt::format("the GPU is shared with {} (--require-idle-gpu: not measured)", others.who));

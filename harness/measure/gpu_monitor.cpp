@@ -10,41 +10,83 @@
 
 namespace attnprof::measure {
 
-OtherProcesses other_processes(const std::vector<GpuProcess>& all, std::uint32_t own_pid) {
+namespace {
+
+std::string named(const GpuProcess& p) {
+  if (p.name == "nvidia-cuda-mps-server")
+    return fmt::format("pid {} (nvidia-cuda-mps-server: MPS is on, its clients share the GPU)",
+                       p.pid);
+  return fmt::format("pid {} ({})", p.pid, p.name.empty() ? "name not visible" : p.name);
+}
+
+void append(std::string& list, const std::string& item) {
+  list += (list.empty() ? "" : ", ") + item;
+}
+
+}  // namespace
+
+OtherProcesses other_processes(const std::vector<GpuProcess>& all, std::uint32_t own_pid,
+                               const std::map<std::uint32_t, double>* activity) {
   const bool ours_listed =
       std::any_of(all.begin(), all.end(), [&](const GpuProcess& p) { return p.pid == own_pid; });
   OtherProcesses out;
   for (const GpuProcess& p : all) {
     if (p.pid == own_pid || p.sibling) continue;
-    ++out.count;
-    out.who += fmt::format("{}pid {} ({})", out.who.empty() ? "" : ", ", p.pid,
-                           p.name.empty() ? "name not visible" : p.name);
+    if (!activity) {
+      ++out.count;
+      append(out.who, named(p));
+      continue;
+    }
+    const auto it = activity->find(p.pid);
+    if (it != activity->end() && it->second > 0) {
+      ++out.count;
+      append(out.who, fmt::format("{} at up to {:.0f}% SM", named(p), it->second));
+    } else {
+      ++out.idle;
+      append(out.idle_who, named(p));
+    }
   }
-  if (!ours_listed && out.count > 0) {
-    --out.count;  // one of them is this worker, seen from another PID namespace
-    out.who = out.count == 0 ? "" : out.who + " (host pids; one of them is this worker)";
+  if (!ours_listed && out.count + out.idle > 0) {
+    // One of them is this worker, seen from another PID namespace: an active one where activity
+    // was read (it ran the case's calls), else any.
+    if (out.count > 0) {
+      --out.count;
+      out.who = out.count == 0 ? "" : out.who + " (host pids; one of them is this worker)";
+    } else {
+      --out.idle;
+      out.idle_who = out.idle == 0 ? "" : out.idle_who + " (host pids; one of them is this worker)";
+    }
   }
   return out;
 }
 
-GpuReading GpuWatch::read(std::int64_t steady_ns) {
+GpuReading GpuWatch::read(std::int64_t steady_ns, std::int64_t epoch_us, std::int64_t since_us) {
   GpuReading r;
   r.steady_ns = steady_ns;
+  r.epoch_us = epoch_us;
   r.reasons = m_monitor.throttle_reasons();
   r.processes = m_monitor.processes();
   r.energy_mj = m_monitor.energy_mj();
+  r.utilization_pct = m_monitor.utilization_pct();
+  r.temperature_c = m_monitor.temperature_c();
+  r.activity = m_monitor.sm_activity(since_us);
   return r;
 }
 
-OtherProcesses GpuWatch::begin(std::int64_t steady_ns) {
-  m_expected = m_monitor.expected_sm_clock_mhz();
-  m_policy = m_monitor.clock_policy();
-  m_begin = read(steady_ns);
-  return m_begin.processes ? other_processes(*m_begin.processes, m_own) : OtherProcesses{};
+OtherProcesses GpuWatch::others(const GpuReading& r) const {
+  if (!r.processes) return {};
+  return other_processes(*r.processes, m_own, r.activity ? &*r.activity : nullptr);
 }
 
-void GpuWatch::end(std::int64_t steady_ns, std::int64_t calls) {
-  m_end = read(steady_ns);
+OtherProcesses GpuWatch::begin(std::int64_t steady_ns, std::int64_t epoch_us) {
+  m_expected = m_monitor.expected_sm_clock_mhz();
+  m_policy = m_monitor.clock_policy();
+  m_begin = read(steady_ns, epoch_us, epoch_us - kActivityLookbackUs);
+  return others(m_begin);
+}
+
+void GpuWatch::end(std::int64_t steady_ns, std::int64_t epoch_us, std::int64_t calls) {
+  m_end = read(steady_ns, epoch_us, m_begin.epoch_us);
   m_calls = calls;
   m_ended = true;
 }
@@ -63,12 +105,20 @@ std::map<std::string, double> GpuWatch::metrics() const {
     m[core::kThrottleReasonsMetric] = static_cast<double>(mask);
   }
   if (m_begin.processes || (m_ended && m_end.processes)) {
-    int most = 0;
+    int most = 0, idle = 0;
     for (const GpuReading* r : {&m_begin, &m_end})
-      if (r->processes && (r == &m_begin || m_ended))
-        most = std::max(most, other_processes(*r->processes, m_own).count);
+      if (r->processes && (r == &m_begin || m_ended)) {
+        const OtherProcesses o = others(*r);
+        most = std::max(most, o.count);
+        idle = std::max(idle, o.idle);
+      }
     m[core::kOtherProcessesMetric] = most;
+    if (idle > 0) m[core::kIdleOtherProcessesMetric] = idle;
   }
+  if (m_begin.utilization_pct) m[core::kUtilizationBeginMetric] = *m_begin.utilization_pct;
+  if (m_ended && m_end.utilization_pct) m[core::kUtilizationEndMetric] = *m_end.utilization_pct;
+  if (m_begin.temperature_c) m[core::kTemperatureBeginMetric] = *m_begin.temperature_c;
+  if (m_ended && m_end.temperature_c) m[core::kTemperatureEndMetric] = *m_end.temperature_c;
   const std::int64_t window = m_end.steady_ns - m_begin.steady_ns;
   if (m_ended && m_begin.energy_mj && m_end.energy_mj && m_calls > 0 &&
       window >= kMinEnergyWindowNs && *m_end.energy_mj >= *m_begin.energy_mj) {
@@ -84,13 +134,19 @@ std::vector<std::string> GpuWatch::notes() const {
   std::string who;
   for (const GpuReading* r : {&m_begin, &m_end}) {
     if (!r->processes || (r == &m_end && !m_ended)) continue;
-    const OtherProcesses o = other_processes(*r->processes, m_own);
+    const OtherProcesses o = others(*r);
     if (o.count > 0 && o.who != who) {
       who = o.who;
+      // With activity read, the end's list is who ran during the samples.
       out.push_back(fmt::format("GPU shared {} its samples with {}",
-                                r == &m_begin ? "before" : "after", o.who));
+                                r == &m_end ? (r->activity ? "during" : "after") : "before", o.who));
     }
   }
+  // Who held the GPU idle, as the last reading saw them.
+  const GpuReading& last = m_ended && m_end.processes ? m_end : m_begin;
+  if (const OtherProcesses o = others(last); o.idle > 0)
+    out.push_back(fmt::format("GPU also held by {}, idle {} the samples (not counted as sharing it)",
+                              o.idle_who, &last == &m_end ? "during" : "before"));
   if (m_ended && m_begin.energy_mj && m_end.energy_mj &&
       m_end.steady_ns - m_begin.steady_ns < kMinEnergyWindowNs)
     out.push_back(fmt::format(

@@ -40,11 +40,28 @@ class GpuMonitor {
     std::optional<bool> persistence;
   };
   virtual ClockPolicy clock_policy() = 0;
+  // The percent of the driver's last sample period in which a kernel ran on the device, anyone's;
+  // nullopt: not readable.
+  virtual std::optional<double> utilization_pct() { return std::nullopt; }
+  // The GPU's core temperature now, in degrees Celsius; nullopt: not readable.
+  virtual std::optional<double> temperature_c() { return std::nullopt; }
+  // Each process's highest SM utilization (%) in the driver's per-process samples taken after
+  // `since_epoch_us` (wall clock); a process with no sample since is absent. nullopt: not
+  // readable (then every other process with a context counts as sharing the GPU).
+  virtual std::optional<std::map<std::uint32_t, double>> sm_activity(std::int64_t since_epoch_us) {
+    (void)since_epoch_us;
+    return std::nullopt;
+  }
 };
 
 // One reading of a GpuMonitor.
 struct GpuReading {
   std::int64_t steady_ns = 0;
+  std::int64_t epoch_us = 0;  // the wall clock then, what per-process activity is asked since
+  std::optional<double> utilization_pct, temperature_c;
+  // What the processes did: before the samples, in the second before the reading; after them,
+  // over the samples. nullopt: not readable.
+  std::optional<std::map<std::uint32_t, double>> activity;
   std::optional<std::uint64_t> reasons;
   std::optional<std::vector<GpuProcess>> processes;
   std::optional<double> energy_mj;
@@ -53,36 +70,49 @@ struct GpuReading {
 // The other processes of a reading: every one but this worker (`own_pid`) and its siblings. Where
 // none has our pid, the list comes from another PID namespace (a container sees host pids) and one
 // of them is this worker: then the count is one less and the names are all of them, said so.
+// With `activity` (each pid's highest SM utilization over the window), only the ones that ran
+// something share the GPU; the rest hold a context and sat idle (a display server, a notebook
+// between cells), named apart and not counted. This worker, in a container, is one of the
+// active ones. The MPS server is named as such: under MPS every client shares the GPU.
 struct OtherProcesses {
   int count = 0;
-  std::string who;  // "pid 4242 (python3), pid 77 (Xorg)"
+  std::string who;  // "pid 4242 (python3) at up to 37% SM, pid 77 (Xorg)"
+  int idle = 0;
+  std::string idle_who;  // "pid 77 (Xorg)"
 };
-OtherProcesses other_processes(const std::vector<GpuProcess>& all, std::uint32_t own_pid);
+OtherProcesses other_processes(const std::vector<GpuProcess>& all, std::uint32_t own_pid,
+                               const std::map<std::uint32_t, double>* activity = nullptr);
 
 // Before a case's samples and after them: the expected clock, the throttle reasons seen at
 // either end, the other processes at either end, and the energy the samples' calls used.
 class GpuWatch {
  public:
   GpuWatch(GpuMonitor& monitor, std::uint32_t own_pid) : m_monitor(monitor), m_own(own_pid) {}
-  // Before the first sample; the other processes then (what --require-idle-gpu refuses).
-  OtherProcesses begin(std::int64_t steady_ns);
+  // Before the first sample; the other processes then, active in the second before where that
+  // is readable (what --require-idle-gpu refuses).
+  OtherProcesses begin(std::int64_t steady_ns, std::int64_t epoch_us);
   // After the last sample, `calls` calls of the case after begin() (graph replays count each
   // call they hold).
-  void end(std::int64_t steady_ns, std::int64_t calls);
-  // gpu.clock.expected_mhz, gpu.throttle_reasons, gpu.other_processes, energy.joules_per_call,
-  // power.average_w, and the clock policy (gpu.clock.applications_mhz,
+  void end(std::int64_t steady_ns, std::int64_t epoch_us, std::int64_t calls);
+  // gpu.clock.expected_mhz, gpu.throttle_reasons, gpu.other_processes (the most that shared the
+  // GPU at either end), gpu.other_processes_idle, gpu.utilization.begin_pct and end_pct,
+  // gpu.temperature.begin_c and end_c,
+  // energy.joules_per_call, power.average_w, and the clock policy (gpu.clock.applications_mhz,
   // gpu.clock.default_applications_mhz, gpu.persistence): each where it was read.
   std::map<std::string, double> metrics() const;
   // Who shared the GPU, and why there is no energy figure where the counter exists but the
   // window was too short for it.
   std::vector<std::string> notes() const;
 
+  // How far back the reading before the samples looks for other processes' activity.
+  static constexpr std::int64_t kActivityLookbackUs = 1'000'000;
   // The shortest window energy per call is given for: NVML's counter advances in steps of
   // tens of milliseconds on some boards.
   static constexpr std::int64_t kMinEnergyWindowNs = 100'000'000;
 
  private:
-  GpuReading read(std::int64_t steady_ns);
+  GpuReading read(std::int64_t steady_ns, std::int64_t epoch_us, std::int64_t since_us);
+  OtherProcesses others(const GpuReading& r) const;
 
   GpuMonitor& m_monitor;
   std::uint32_t m_own;

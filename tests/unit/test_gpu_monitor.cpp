@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -47,6 +48,20 @@ struct FakeGpu final : measure::GpuMonitor {
   std::optional<double> energy_mj() override { return at(energy, reads++); }
   ClockPolicy policy{1980.0, 1980.0, true};
   ClockPolicy clock_policy() override { return policy; }
+  // Per reading, in order (the last repeats): the device's utilization and each process's SM
+  // activity since the time asked, which is kept.
+  std::vector<std::optional<double>> utilization{std::nullopt};
+  std::vector<std::optional<std::map<std::uint32_t, double>>> activity{std::nullopt};
+  std::vector<std::int64_t> asked_since;
+  std::optional<double> utilization_pct() override {
+    return at(utilization, static_cast<int>(asked_since.size()));
+  }
+  std::optional<double> temperature = 71;
+  std::optional<double> temperature_c() override { return temperature; }
+  std::optional<std::map<std::uint32_t, double>> sm_activity(std::int64_t since_us) override {
+    asked_since.push_back(since_us);
+    return at(activity, static_cast<int>(asked_since.size()) - 1);
+  }
 };
 
 std::vector<measure::GpuProcess> alone() {
@@ -88,6 +103,11 @@ struct Borrowed final : measure::GpuMonitor {
   std::optional<std::vector<measure::GpuProcess>> processes() override { return g.processes(); }
   std::optional<double> energy_mj() override { return g.energy_mj(); }
   ClockPolicy clock_policy() override { return g.clock_policy(); }
+  std::optional<double> utilization_pct() override { return g.utilization_pct(); }
+  std::optional<double> temperature_c() override { return g.temperature_c(); }
+  std::optional<std::map<std::uint32_t, double>> sm_activity(std::int64_t since_us) override {
+    return g.sm_activity(since_us);
+  }
 };
 
 measure::DeviceParts parts(Device& d, FakeGpu* gpu) {
@@ -153,8 +173,8 @@ TEST_SUITE("measure::GpuWatch") {
     FakeGpu gpu;
     gpu.energy = {1'000'000.0, 1'150'000.0};  // 150 J between the readings
     measure::GpuWatch w(gpu, kOwnPid);
-    w.begin(0);
-    w.end(500'000'000, 1000);  // 0.5 s, 1000 calls
+    w.begin(0, 0);
+    w.end(500'000'000, 1, 1000);  // 0.5 s, 1000 calls
     const auto m = w.metrics();
     CHECK(m.at(core::kEnergyPerCallMetric) == doctest::Approx(0.15));
     CHECK(m.at(core::kAveragePowerMetric) == doctest::Approx(300));
@@ -171,16 +191,16 @@ TEST_SUITE("measure::GpuWatch") {
     FakeGpu gpu;
     gpu.energy = {1'000'000.0, 1'000'400.0};
     measure::GpuWatch w(gpu, kOwnPid);
-    w.begin(0);
-    w.end(40'000'000, 20);
+    w.begin(0, 0);
+    w.end(40'000'000, 1, 20);
     CHECK(w.metrics().count(core::kEnergyPerCallMetric) == 0);
     CHECK(w.notes() == std::vector<std::string>{"no energy per call: the samples took 40 ms, "
                                                 "less than the 100 ms NVML's energy counter "
                                                 "needs"});
     FakeGpu older;  // before Volta: no counter, and nothing said of it
     measure::GpuWatch v(older, kOwnPid);
-    v.begin(0);
-    v.end(500'000'000, 1000);
+    v.begin(0, 0);
+    v.end(500'000'000, 1, 1000);
     CHECK(v.metrics().count(core::kAveragePowerMetric) == 0);
     CHECK(v.notes().empty());
   }
@@ -189,8 +209,8 @@ TEST_SUITE("measure::GpuWatch") {
     FakeGpu gpu;
     gpu.reasons = {kIdle, kPowerCap | kThermal};
     measure::GpuWatch w(gpu, kOwnPid);
-    w.begin(0);
-    w.end(1'000'000'000, 10);
+    w.begin(0, 0);
+    w.end(1'000'000'000, 1, 10);
     const double mask = w.metrics().at(core::kThrottleReasonsMetric);
     CHECK(mask == static_cast<double>(kPowerCap | kThermal));
     CHECK(core::throttle_reason_names(static_cast<std::uint64_t>(mask)) ==
@@ -293,6 +313,94 @@ TEST_SUITE("measure::DeviceTimer with a GpuMonitor") {
                                                             {501, "attnprof-worker", true}}};
     measure::DeviceTimer t2(parts(d, &pair), o);
     CHECK(t2.sample().ns == 2'000'000);
+  }
+
+  TEST_CASE("with activity read: only processes that ran something share the GPU") {
+    const std::vector<measure::GpuProcess> all{{kOwnPid, "attnprof-worker", false},
+                                               {4242, "python3", false},
+                                               {77, "Xorg", false},
+                                               {501, "attnprof-worker", true}};
+    const std::map<std::uint32_t, double> act{{kOwnPid, 98}, {4242, 37}, {501, 60}};
+    measure::OtherProcesses o = measure::other_processes(all, kOwnPid, &act);
+    CHECK(o.count == 1);
+    CHECK(o.who == "pid 4242 (python3) at up to 37% SM");
+    CHECK(o.idle == 1);
+    CHECK(o.idle_who == "pid 77 (Xorg)");
+    // A process at 0% in the samples is as idle as one with no sample.
+    const std::map<std::uint32_t, double> quiet{{kOwnPid, 98}, {4242, 0}};
+    o = measure::other_processes(all, kOwnPid, &quiet);
+    CHECK(o.count == 0);
+    CHECK(o.idle == 2);
+    // The MPS server says what it is.
+    o = measure::other_processes({{kOwnPid, "attnprof-worker"}, {12, "nvidia-cuda-mps-server"}},
+                                 kOwnPid);
+    CHECK(o.who == "pid 12 (nvidia-cuda-mps-server: MPS is on, its clients share the GPU)");
+    // Host pids (a container): this worker is one of the active ones.
+    const std::map<std::uint32_t, double> host{{90001, 95}};
+    o = measure::other_processes({{90001, ""}, {90002, ""}}, kOwnPid, &host);
+    CHECK(o.count == 0);
+    CHECK(o.idle == 1);
+    const std::map<std::uint32_t, double> both{{90001, 95}, {90002, 40}};
+    o = measure::other_processes({{90001, ""}, {90002, ""}}, kOwnPid, &both);
+    CHECK(o.count == 1);
+    CHECK(o.idle == 0);
+  }
+
+  TEST_CASE("a display server holding the GPU idle is noted, not counted; one that ran is") {
+    Device d;
+    FakeGpu gpu;
+    const std::vector<measure::GpuProcess> with_xorg{{kOwnPid, "attnprof-worker", false},
+                                                     {77, "Xorg", false}};
+    gpu.processes_seen = {with_xorg};
+    gpu.activity = {std::map<std::uint32_t, double>{{kOwnPid, 12}},
+                    std::map<std::uint32_t, double>{{kOwnPid, 99}}};
+    gpu.utilization = {12.0, 99.0};
+    measure::DeviceTimer t(parts(d, &gpu), events_only());
+    core::CaseResult r = measured(t, 20);
+    CHECK(r.metrics.at(core::kOtherProcessesMetric) == 0);
+    CHECK(r.metrics.at(core::kIdleOtherProcessesMetric) == 1);
+    CHECK(r.metrics.at(core::kUtilizationBeginMetric) == 12);
+    CHECK(r.metrics.at(core::kUtilizationEndMetric) == 99);
+    CHECK(r.metrics.at(core::kTemperatureBeginMetric) == 71);
+    CHECK(r.metrics.at(core::kTemperatureEndMetric) == 71);
+    CHECK(r.message ==
+          "GPU also held by pid 77 (Xorg), idle during the samples (not counted as sharing it)");
+    CHECK_FALSE(core::stability(r).unstable);
+    // Before the samples it asked for the second before; after them, for the samples' window.
+    REQUIRE(gpu.asked_since.size() == 2);
+    CHECK(gpu.asked_since[1] - gpu.asked_since[0] == measure::GpuWatch::kActivityLookbackUs);
+
+    // The same process running kernels during the samples: the case shared its GPU.
+    FakeGpu busy;
+    busy.processes_seen = {with_xorg};
+    busy.activity = {std::map<std::uint32_t, double>{{kOwnPid, 12}},
+                     std::map<std::uint32_t, double>{{kOwnPid, 99}, {77, 41}}};
+    measure::DeviceTimer t2(parts(d, &busy), events_only());
+    core::CaseResult r2 = measured(t2, 20);
+    CHECK(r2.metrics.at(core::kOtherProcessesMetric) == 1);
+    CHECK(r2.message == "GPU shared during its samples with pid 77 (Xorg) at up to 41% SM");
+    CHECK(core::stability(r2).note == "unstable: its GPU shared with 1 other process");
+  }
+
+  TEST_CASE("--require-idle-gpu refuses a process active in the second before, not an idle one") {
+    Device d;
+    measure::DeviceTimerOptions o = events_only();
+    o.require_idle_gpu = true;
+    const std::vector<measure::GpuProcess> shared{{kOwnPid, "attnprof-worker", false},
+                                                  {4242, "python3", false}};
+    FakeGpu idle;
+    idle.processes_seen = {shared};
+    idle.activity = {std::map<std::uint32_t, double>{{kOwnPid, 50}}};
+    measure::DeviceTimer t(parts(d, &idle), o);
+    CHECK(t.sample().ns == 2'000'000);
+    FakeGpu active;
+    active.processes_seen = {shared};
+    active.activity = {std::map<std::uint32_t, double>{{kOwnPid, 50}, {4242, 80}}};
+    measure::DeviceTimer t2(parts(d, &active), o);
+    CHECK_THROWS_WITH_AS(t2.sample(),
+                         "the GPU is shared with pid 4242 (python3) at up to 80% SM "
+                         "(--require-idle-gpu: not measured)",
+                         util::EnvironmentError);
   }
 
   TEST_CASE("without NVML: no GPU metric, no note, never unstable for the GPU's sake") {

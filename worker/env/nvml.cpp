@@ -44,6 +44,12 @@ Nvml::Nvml() {
       dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption"));
   m_persistence =
       reinterpret_cast<int (*)(void*, int*)>(dlsym(lib, "nvmlDeviceGetPersistenceMode"));
+  m_utilization =
+      reinterpret_cast<int (*)(void*, void*)>(dlsym(lib, "nvmlDeviceGetUtilizationRates"));
+  m_temperature =
+      reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetTemperature"));
+  m_process_util = reinterpret_cast<int (*)(void*, void*, unsigned*, unsigned long long)>(
+      dlsym(lib, "nvmlDeviceGetProcessUtilization"));
   m_ok = init && m_by_bus && init() == 0;
 }
 
@@ -119,6 +125,46 @@ std::optional<double> Nvml::energy_mj(void* device) const {
   unsigned long long mj = 0;
   if (!device || !m_energy || m_energy(device, &mj) != 0) return std::nullopt;
   return double(mj);
+}
+
+std::optional<double> Nvml::utilization_pct(void* device) const {
+  struct {
+    unsigned gpu, memory;  // nvmlUtilization_t
+  } u{};
+  if (!device || !m_utilization || m_utilization(device, &u) != 0) return std::nullopt;
+  return double(u.gpu);
+}
+
+std::optional<double> Nvml::temperature_c(void* device) const {
+  unsigned c = 0;
+  if (!device || !m_temperature || m_temperature(device, 0 /* NVML_TEMPERATURE_GPU */, &c) != 0)
+    return std::nullopt;
+  return double(c);
+}
+
+std::optional<std::map<unsigned, double>> Nvml::process_sm_pct(void* device,
+                                                               unsigned long long since_us) const {
+  struct Sample {  // nvmlProcessUtilizationSample_t
+    unsigned pid;
+    unsigned long long time_us;
+    unsigned sm, memory, encoder, decoder;
+  };
+  if (!device || !m_process_util) return std::nullopt;
+  // Asked for its count first (NVML_ERROR_INSUFFICIENT_SIZE with the count), then with room for
+  // it and a few more; NVML_ERROR_NOT_FOUND (6): no sample since then, which is no activity.
+  unsigned count = 0;
+  int rc = m_process_util(device, nullptr, &count, since_us);
+  std::map<unsigned, double> out;
+  if (rc == 6) return out;
+  if (rc != 7 && rc != 0) return std::nullopt;
+  std::vector<Sample> samples(count + 8);
+  count = static_cast<unsigned>(samples.size());
+  rc = m_process_util(device, samples.data(), &count, since_us);
+  if (rc == 6) return out;
+  if (rc != 0) return std::nullopt;
+  for (unsigned i = 0; i < count && i < samples.size(); ++i)
+    out[samples[i].pid] = std::max(out[samples[i].pid], double(samples[i].sm));
+  return out;
 }
 
 std::optional<bool> Nvml::persistence(void* device) const {

@@ -5,6 +5,7 @@
 // so CUDA's device 0 may be another GPU than NVML's device 0 on a multi-GPU runner.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,14 @@ class Nvml {
   std::optional<double> energy_mj(void* device) const;
   // Persistence mode: true enabled, false disabled.
   std::optional<bool> persistence(void* device) const;
+  // The percent of the last sample period (1/6 s to 1 s, by board) in which a kernel ran.
+  std::optional<double> utilization_pct(void* device) const;
+  // The GPU core's temperature (NVML_TEMPERATURE_GPU), degrees Celsius.
+  std::optional<double> temperature_c(void* device) const;
+  // Each process's highest SM utilization (%) in the driver's samples taken after `since_us`
+  // (wall clock, microseconds since the epoch); a process with no sample since is absent.
+  std::optional<std::map<unsigned, double>> process_sm_pct(void* device,
+                                                           unsigned long long since_us) const;
 
  private:
   Nvml();
@@ -51,6 +60,9 @@ class Nvml {
   int (*m_graphics)(void*, unsigned*, void*) = nullptr;
   int (*m_energy)(void*, unsigned long long*) = nullptr;
   int (*m_persistence)(void*, int*) = nullptr;
+  int (*m_utilization)(void*, void*) = nullptr;
+  int (*m_temperature)(void*, int, unsigned*) = nullptr;
+  int (*m_process_util)(void*, void*, unsigned*, unsigned long long) = nullptr;
 };
 
 }  // namespace attnprof::env

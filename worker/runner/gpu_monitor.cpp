@@ -3,6 +3,7 @@
 // names and parents from /proc, where this worker can see them.
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -62,6 +63,18 @@ class NvmlGpuMonitor final : public measure::GpuMonitor {
     const env::Nvml& nvml = env::Nvml::instance();
     return {nvml.app_sm_clock_mhz(m_device), nvml.default_app_sm_clock_mhz(m_device),
             nvml.persistence(m_device)};
+  }
+  std::optional<double> utilization_pct() override {
+    return env::Nvml::instance().utilization_pct(m_device);
+  }
+  std::optional<double> temperature_c() override {
+    return env::Nvml::instance().temperature_c(m_device);
+  }
+  std::optional<std::map<std::uint32_t, double>> sm_activity(std::int64_t since_epoch_us) override {
+    auto pct = env::Nvml::instance().process_sm_pct(
+        m_device, static_cast<unsigned long long>(std::max<std::int64_t>(0, since_epoch_us)));
+    if (!pct) return std::nullopt;
+    return std::map<std::uint32_t, double>(pct->begin(), pct->end());
   }
 
  private:
