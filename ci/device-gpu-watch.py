@@ -3,7 +3,7 @@
 GPU (ci/device-check.sh runs each step; nothing here has run on a GPU yet, so its first run is
 the rule's first test):
 
-  clocks   a long case's per-sample SM clocks (NVML, read after each call) against
+  clocks   a long case's per-sample SM clocks (the timestamps kernel, else NVML) against
            nvidia-smi's SM clock sampled every 50 ms meanwhile: medians within 5%
   cotenant a process holding a CUDA context and busy on the same GPU, started before the case:
            `run` names it ("its GPU shared with 1 other process", its pid in the message), and
@@ -119,9 +119,10 @@ def step_clocks(args):
         return False
     _, clocks, _, metrics = latest_case(db)
     smi = smi_values(os.path.join(args.out, "smi-clocks.csv"))
-    print("samples with a clock: %d; nvidia-smi readings: %d; expected clock %s MHz; throttled "
-          "share %s" % (len(clocks), len(smi), metrics.get("gpu.clock.expected_mhz"),
-                        metrics.get("measure.throttled")))
+    print("samples with a clock: %d (share from the timestamps kernel %s, the rest NVML's); "
+          "nvidia-smi readings: %d; expected clock %s MHz; throttled share %s"
+          % (len(clocks), metrics.get("gpu.clock.timestamped"), len(smi),
+             metrics.get("gpu.clock.expected_mhz"), metrics.get("measure.throttled")))
     if not clocks or not smi:
         print("FAILED: no clocks to compare")
         return False

@@ -54,6 +54,9 @@ inline constexpr const char* kIdleOtherProcessesMetric = "gpu.other_processes_id
 // throttled case's thermal reason, how hot it ran.
 inline constexpr const char* kTemperatureBeginMetric = "gpu.temperature.begin_c";
 inline constexpr const char* kTemperatureEndMetric = "gpu.temperature.end_c";
+// The share of a GPU case's per-sample SM clocks read by the timestamps kernel (the average
+// clock over the sample); the rest are NVML's clock of the moment after the call.
+inline constexpr const char* kClockTimestampedMetric = "gpu.clock.timestamped";
 
 // The fragmentation figures, in the order every report lists them.
 inline constexpr const char* kFragmentationMetrics[] = {

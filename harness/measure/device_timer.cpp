@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/clock.h"
+#include "harness/core/metric_names.h"
 #include "harness/stats/quantile.h"
 #include "harness/util/error.h"
 
@@ -51,6 +52,8 @@ std::map<std::string, double> DeviceTimer::metrics() const {
   m["measure.graph_batch"] = m_graph_calls;  // 0: single cold calls
   m["measure.blocking_kernel"] = m_blocking ? 1 : 0;
   m["measure.l2_flushed"] = m_graph_calls == 0 && !m_options.l2_warm ? 1 : 0;  // the record's
+  if (m_parts.clock)
+    if (auto share = m_parts.clock->timestamped_share()) m[core::kClockTimestampedMetric] = *share;
   if (m_watch) m.merge(m_watch->metrics());
   return m;
 }
@@ -102,6 +105,7 @@ DeviceTimer::Raw DeviceTimer::timed_call(std::uint64_t id, double block_timeout_
       unwind.blocked = true;
     }
     r.at_ns = epoch_ns();
+    if (m_parts.clock) m_parts.clock->before_call();
     m_parts.events->record_start();
     if (id != 0) {
       m_parts.recorder->push(id);

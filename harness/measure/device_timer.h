@@ -96,11 +96,21 @@ class CallRecorder {
   virtual void stop() = 0;        // throws util::EnvironmentError
 };
 
-// The SM clock the call ran at (NVML), for throttle detection; nullopt where it cannot be read.
+// The SM clock a timed call ran at, for throttle detection. The CUDA reader brackets the call
+// with nvbench's timestamps kernel (kernels/cuda/blocking.h: SM 0's cycles over %globaltimer
+// nanoseconds, the average clock over the sample), and reads NVML's clock of the moment where
+// the kernel gave no reading.
 class ClockReader {
  public:
   virtual ~ClockReader() = default;
+  // Just before the timed call's start event (after the blocking kernel): where the reader
+  // brackets the call, its first reading, outside the events.
+  virtual void before_call() {}
+  // After the call's stop event has been waited for: the clock; nullopt where it cannot be read.
   virtual std::optional<double> sm_clock_mhz() = 0;
+  // The share of readings that came from the timestamps kernel (the rest from NVML); nullopt
+  // where the reader has no such kernel.
+  virtual std::optional<double> timestamped_share() const { return std::nullopt; }
 };
 
 struct DeviceParts {

@@ -132,6 +132,36 @@ TEST_SUITE("kernels::cuda::StreamBlocker") {
   }
 }
 
+TEST_SUITE("kernels::cuda::SmTimestamps") {
+  // The clock over a 5 ms spin, from SM 0's cycles over %globaltimer, against the clock NVML
+  // reads right after it: on a GPU under load both sit at the boost clock (the device check
+  // compares the per-sample clocks with nvidia-smi's over a whole case).
+  TEST_CASE("device: the timestamps kernel's clock over a spin is a plausible SM clock") {
+    if (!have_gpu()) return;
+    int sms = 0;
+    CUDA_REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    kernels::cuda::SmTimestamps stamps;
+    STATUS_REQUIRE(stamps.init(sms));
+    cudaStream_t stream = current_stream();
+    std::vector<double> mhz;
+    for (int i = 0; i < 20; ++i) {
+      STATUS_REQUIRE(stamps.stamp(stream, true));
+      STATUS_REQUIRE(spin_for(5'000'000, stream));
+      STATUS_REQUIRE(stamps.stamp(stream, false));
+      CUDA_REQUIRE(cudaStreamSynchronize(stream));
+      mhz.push_back(stamps.mhz());
+    }
+    std::sort(mhz.begin(), mhz.end());
+    MESSAGE("timestamps kernel: SM clock " << mhz.front() << " to " << mhz.back() << " MHz");
+    CHECK(mhz[mhz.size() / 2] > 200);   // no GPU of this decade runs its SMs slower
+    CHECK(mhz[mhz.size() / 2] < 4000);  // nor faster
+    // Through the timer: every sample has a clock, nearly all of them from the kernel.
+    Measured m = measure_call([] { spin(200'000); });
+    CHECK(m.metric("gpu.clock.timestamped") > 0.9);
+    for (const auto& s : m.result.samples) CHECK(s.sm_clock_mhz.has_value());
+  }
+}
+
 TEST_SUITE("runner::CudaTimer") {
   TEST_CASE("device: CUPTI and event durations of a 200 us kernel agree") {
     if (!have_gpu()) return;

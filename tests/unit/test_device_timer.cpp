@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "harness/core/metric_names.h"
 #include "harness/measure/device_timer.h"
 #include "harness/util/error.h"
 
@@ -110,6 +111,19 @@ struct Clock final : measure::ClockReader {
   std::optional<double> sm_clock_mhz() override { return 1980.0; }
 };
 
+// The CUDA reader's shape: a reading before the call (the timestamps kernel's first stamp) and
+// one after it, and the share of samples the kernel gave a clock for.
+struct StampedClock final : measure::ClockReader {
+  FakeDevice& d;
+  explicit StampedClock(FakeDevice& dev) : d(dev) {}
+  void before_call() override { d.log.push_back("stamp"); }
+  std::optional<double> sm_clock_mhz() override {
+    d.log.push_back("clock");
+    return 1755.0;
+  }
+  std::optional<double> timestamped_share() const override { return 0.75; }
+};
+
 measure::DeviceParts parts(FakeDevice& d, bool cupti = true) {
   measure::DeviceParts p;
   p.call = [&d] {
@@ -148,6 +162,26 @@ TEST_SUITE("measure::DeviceTimer") {
         "flush", "wait_idle",   "block 10", "start", "call", "stop", "release"};  // probe 2
     CHECK(first(d.log, expected.size()) == expected);
     CHECK(d.count("call") == 1 + DeviceTimer::kProbeCalls + 1);  // the sample itself is the last
+  }
+
+  TEST_CASE("the clock brackets each timed call: its first reading before the start event") {
+    FakeDevice d;
+    measure::DeviceParts p = parts(d);
+    p.clock = std::make_unique<StampedClock>(d);
+    DeviceTimer t(std::move(p), events_only());
+    CHECK(t.sample().sm_clock_mhz == 1755.0);
+    const std::vector<std::string> expected = {
+        "call",  "wait_device",                                        // unblocked: no clock
+        "flush", "wait_idle",   "block 1", "stamp", "start", "call",  // probe 1
+        "stop",  "release",     "clock"};
+    CHECK(first(d.log, expected.size()) == expected);
+    CHECK(d.count("stamp") == d.count("clock"));
+    CHECK(t.metrics().at(core::kClockTimestampedMetric) == 0.75);
+    // A reader without the kernel (NVML alone): no share in the record.
+    FakeDevice plain;
+    DeviceTimer n(parts(plain), events_only());
+    n.sample();
+    CHECK(n.metrics().count(core::kClockTimestampedMetric) == 0);
   }
 
   TEST_CASE("calls of 20 us and more: single cold calls, each after an L2 flush, no graph") {

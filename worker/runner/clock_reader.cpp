@@ -1,5 +1,8 @@
-// The SM clock per sample (cuda_parts.h): NVML, loaded at run time, the device found by the
-// CUDA device's PCI bus id (CUDA_VISIBLE_DEVICES renumbers CUDA devices; NVML orders by bus).
+// The SM clock per sample (cuda_parts.h): nvbench's timestamps kernel around the call
+// (kernels/cuda/blocking.h: the average clock over the sample), else NVML's clock of the moment
+// after it, loaded at run time, the device found by the CUDA device's PCI bus id
+// (CUDA_VISIBLE_DEVICES renumbers CUDA devices; NVML orders by bus).
+#include "kernels/cuda/blocking.h"
 #include "worker/env/nvml.h"
 #include "worker/runner/cuda_parts.h"
 
@@ -10,11 +13,50 @@ class NvmlClockReader final : public measure::ClockReader {
  public:
   explicit NvmlClockReader(void* device) : m_device(device) {}
   std::optional<double> sm_clock_mhz() override {
-    return env::Nvml::instance().sm_clock_mhz(m_device);
+    return m_device ? env::Nvml::instance().sm_clock_mhz(m_device) : std::nullopt;
   }
 
  private:
   void* m_device;
+};
+
+// The timestamps kernel before the call and after it; a sample it gave no reading for (no block
+// landed on SM 0, a launch that failed) reads NVML instead, and the share of each is kept.
+class StampedClockReader final : public measure::ClockReader {
+ public:
+  StampedClockReader(std::unique_ptr<kernels::cuda::SmTimestamps> stamps, StreamSource stream,
+                     void* nvml)
+      : m_stamps(std::move(stamps)), m_stream(std::move(stream)), m_nvml(nvml) {}
+
+  void before_call() override { m_started = m_stamps->stamp(m_stream(), true).ok(); }
+
+  std::optional<double> sm_clock_mhz() override {
+    if (m_started) {
+      m_started = false;
+      const cudaStream_t s = m_stream();
+      if (m_stamps->stamp(s, false).ok() && cudaStreamSynchronize(s) == cudaSuccess) {
+        if (const double mhz = m_stamps->mhz(); mhz > 0) {
+          ++m_stamped;
+          return mhz;
+        }
+      }
+    }
+    auto nvml = m_nvml.sm_clock_mhz();
+    if (nvml) ++m_other;
+    return nvml;
+  }
+
+  std::optional<double> timestamped_share() const override {
+    if (m_stamped + m_other == 0) return std::nullopt;
+    return double(m_stamped) / double(m_stamped + m_other);
+  }
+
+ private:
+  std::unique_ptr<kernels::cuda::SmTimestamps> m_stamps;
+  StreamSource m_stream;
+  NvmlClockReader m_nvml;
+  bool m_started = false;
+  long m_stamped = 0, m_other = 0;
 };
 
 }  // namespace
@@ -25,8 +67,13 @@ void* nvml_device(int device) {
   return env::Nvml::instance().device(bus);
 }
 
-std::unique_ptr<measure::ClockReader> make_clock_reader(int device) {
+std::unique_ptr<measure::ClockReader> make_clock_reader(int device, StreamSource stream) {
   void* nvml = nvml_device(device);
+  int sms = 0;
+  auto stamps = std::make_unique<kernels::cuda::SmTimestamps>();
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+      stamps->init(sms).ok())
+    return std::make_unique<StampedClockReader>(std::move(stamps), std::move(stream), nvml);
   return nvml ? std::make_unique<NvmlClockReader>(nvml) : nullptr;
 }
 

@@ -1,7 +1,7 @@
 // The CUDA parts of the GPU timer (harness/measure/device_timer.h), one concept per file as
 // nvbench splits them: CUDA events on the timed stream (cuda_events.cpp), the L2 flush
 // (l2_flush.cpp), the blocking kernel (blocking_kernel.cpp), CUDA-graph batches (graph_batch.cpp),
-// CUPTI's records per call (cupti_recorder.cpp), the SM clock through NVML (clock_reader.cpp) and
+// CUPTI's records per call (cupti_recorder.cpp), the SM clock per sample (clock_reader.cpp) and
 // NVML's view of the device around the samples (gpu_monitor.cpp).
 // The decisions that use them live in DeviceTimer and are tested with fakes; these only talk to
 // the device. Built where the CUDA toolkit is (ATTNPROF_HAVE_CUDA); tests/device runs them.
@@ -40,8 +40,9 @@ std::unique_ptr<measure::CallRecorder> make_cupti_recorder(std::string* why_not)
 // NVML's handle of this CUDA device, found by PCI bus id (CUDA and NVML number devices
 // differently); null where NVML or the device is not there.
 void* nvml_device(int device);
-// NVML's SM clock of this CUDA device; null where NVML or the device is not there.
-std::unique_ptr<measure::ClockReader> make_clock_reader(int device);
+// The SM clock of each sample: the timestamps kernel around the call on `stream`, else NVML's
+// clock after it; null where neither is there.
+std::unique_ptr<measure::ClockReader> make_clock_reader(int device, StreamSource stream);
 // NVML's view of this CUDA device around a case's samples (gpu_monitor.cpp): expected clock,
 // throttle reasons, processes, energy; null where NVML or the device is not there.
 std::unique_ptr<measure::GpuMonitor> make_gpu_monitor(int device);

@@ -120,7 +120,7 @@ std::unique_ptr<CaseTimer> make_cuda_timer(int device, std::function<void()> cal
   parts.blocker = cuda::make_blocking_kernel(stream);
   parts.graph = cuda::make_graph_batch(device, one, stream);
   if (options.cupti) parts.recorder = cuda::make_cupti_recorder(&parts.no_recorder);
-  parts.clock = cuda::make_clock_reader(device);
+  parts.clock = cuda::make_clock_reader(device, stream);
   parts.monitor = cuda::make_gpu_monitor(device);
   parts.own_pid = static_cast<std::uint32_t>(getpid());
   return std::make_unique<measure::DeviceTimer>(std::move(parts), options);
