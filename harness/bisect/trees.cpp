@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,9 +33,14 @@ Finished run_process(const std::vector<std::string>& argv, const std::string& cw
                      const std::vector<std::string>& env, const std::string& log = "") {
   int pipe_fd[2] = {-1, -1};
   if (log.empty() && pipe(pipe_fd) != 0) return {};
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) return {};
   if (pid == 0) {
+    // A step's command (a checkout, a build) must not outlive bisect: killed, it leaves no
+    // build running. Only the process it starts: a build tool's own children are its to end.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
     for (const auto& e : env) putenv(strdup(e.c_str()));
     const int out =

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,9 +25,14 @@ int run_child(const std::vector<std::string>& argv) {
   for (const auto& a : argv) raw.push_back(const_cast<char*>(a.c_str()));
   raw.push_back(nullptr);
   std::fflush(stdout);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw util::EnvironmentError("attnprof package: fork failed");
   if (pid == 0) {
+    // The packaging python must not outlive us: a command killed by CI's timeout (or ^C twice)
+    // would leave it compiling for minutes.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(util::exit_environment);
     execvp(raw[0], raw.data());
     std::fprintf(stderr, "error: cannot run %s\n", raw[0]);
     _exit(util::exit_environment);

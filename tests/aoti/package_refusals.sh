@@ -8,7 +8,7 @@
 # import that fails (exit 2 at its line, with which python ran and how to choose another) and a
 # forward export cannot trace (exit 2 at the user's line, the exception, the traceback's log; it
 # used to be exit 1 with two raw tracebacks), and a factory's module from another file (its line, then
-# that forward's file and line).
+# that forward's file and line); and a packaging python that outlives a killed attnprof.
 # Usage: package_refusals.sh BUILD_DIR
 set -uo pipefail
 build="$(cd "$1" && pwd)"
@@ -48,6 +48,36 @@ printf 'import ctypes\nctypes.string_at(0)\n' >crashes.py
 expect "a module that crashes when imported: exit 3, the signal and the module" 3 \
   "^attnprof: $work/crashes.py: the packaging python was killed by signal 11 \(SIGSEGV\) while importing; no package was made" \
   crashes.py:M
+# attnprof killed (CI's timeout, say) while its packaging python is busy: the python goes with it.
+printf 'import time\ntime.sleep(600)\n' >hangs.py
+"$build/attnprof" package hangs.py:M --scenario rope.yaml -o rope.pt2 >hangs.log 2>&1 &
+ap=$!
+child=""
+for _ in $(seq 1 1200); do  # the python starts at once; up to two minutes on a loaded machine
+  child="$(pgrep -P "$ap" | head -1)"
+  [ -n "$child" ] && break
+  kill -0 "$ap" 2>/dev/null || break
+  sleep 0.1
+done
+kill -9 "$ap" 2>/dev/null
+wait "$ap" 2>/dev/null
+gone=no
+if [ -n "$child" ]; then
+  for _ in $(seq 1 300); do
+    # Gone, or a zombie its new parent has not reaped yet: ended either way.
+    case "$(ps -o stat= -p "$child" 2>/dev/null)" in '' | Z*) gone=yes; break ;; esac
+    sleep 0.1
+  done
+fi
+if [ "$gone" = yes ]; then
+  echo "ok: attnprof package killed: its packaging python ends with it"
+else
+  echo "FAIL: attnprof package killed: its packaging python (pid ${child:-none seen}) outlived it"
+  [ -n "$child" ] && kill -9 "$child" 2>/dev/null
+  fails=$((fails + 1))
+fi
+rm -f rope.pt2
+
 cat >half.py <<'PY'
 import torch
 
