@@ -18,6 +18,7 @@ the rule's first test):
 Exit 0 when the step's claim holds, 1 when it does not (the numbers on stdout), 2 on bad usage.
 """
 import argparse
+import contextlib
 import os
 import sqlite3
 import statistics
@@ -132,10 +133,21 @@ def step_clocks(args):
     return within("median SM clock (MHz)", statistics.median(clocks), statistics.median(busy), 0.05)
 
 
-def step_cotenant(args):
-    co = subprocess.Popen([args.python, "-c", COTENANT], stdout=subprocess.PIPE, text=True)
+@contextlib.contextmanager
+def beside(args, script):
+    """A python running `script` on the GPU for the block's length: the process once it said
+    ready, else None; killed when the block ends."""
+    proc = subprocess.Popen([args.python, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
-        if co.stdout.readline().strip() != "ready":
+        yield proc if proc.stdout.readline().strip() == "ready" else None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def step_cotenant(args):
+    with beside(args, COTENANT) as co:
+        if co is None:
             print("FAILED: the co-tenant did not start")
             return False
         p, db = run_case(args)
@@ -147,12 +159,8 @@ def step_cotenant(args):
         q, _ = run_case(args, ["--require-idle-gpu"])
         refused = q.returncode == 3 and ("the GPU is shared with pid %d" % co.pid) in q.stdout
         print("run --require-idle-gpu: exit %d: %s" % (q.returncode, "ok" if refused else "FAILED"))
-    finally:
-        co.kill()
-        co.wait()
-    holder = subprocess.Popen([args.python, "-c", IDLE_HOLDER], stdout=subprocess.PIPE, text=True)
-    try:
-        if holder.stdout.readline().strip() != "ready":
+    with beside(args, IDLE_HOLDER) as holder:
+        if holder is None:
             print("FAILED: the idle holder did not start")
             return False
         p, db = run_case(args)
@@ -166,10 +174,7 @@ def step_cotenant(args):
         measured = q.returncode == 0
         print("run --require-idle-gpu beside it: exit %d: %s"
               % (q.returncode, "ok" if measured else "FAILED"))
-        return named and refused and idle_ok and measured
-    finally:
-        holder.kill()
-        holder.wait()
+    return named and refused and idle_ok and measured
 
 
 def step_energy(args):

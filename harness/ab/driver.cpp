@@ -29,9 +29,7 @@ double batch_clock(const std::vector<core::Sample>& samples) {
   std::vector<double> mhz;
   for (const auto& s : samples)
     if (s.sm_clock_mhz && *s.sm_clock_mhz > 0) mhz.push_back(*s.sm_clock_mhz);
-  if (mhz.empty()) return 0;
-  std::sort(mhz.begin(), mhz.end());
-  return stats::median_sorted(mhz);
+  return mhz.empty() ? 0 : stats::median(mhz);
 }
 
 using Clock = std::chrono::steady_clock;

@@ -4,8 +4,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include <sstream>
 
 #include "harness/util/error.h"
+#include "harness/util/machine.h"
 
 namespace attnprof::bisect {
 namespace fs = std::filesystem;
@@ -39,8 +38,7 @@ Finished run_process(const std::vector<std::string>& argv, const std::string& cw
   if (pid == 0) {
     // A step's command (a checkout, a build) must not outlive bisect: killed, it leaves no
     // build running. Only the process it starts: a build tool's own children are its to end.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
+    util::die_with_parent(parent, 127);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
     for (const auto& e : env) putenv(strdup(e.c_str()));
     const int out =

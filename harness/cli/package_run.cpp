@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <fstream>
 
 #include "harness/util/error.h"
+#include "harness/util/machine.h"
 
 namespace attnprof::cli {
 namespace {
@@ -31,8 +31,7 @@ int run_child(const std::vector<std::string>& argv) {
   if (pid == 0) {
     // The packaging python must not outlive us: a command killed by CI's timeout (or ^C twice)
     // would leave it compiling for minutes.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(util::exit_environment);
+    util::die_with_parent(parent, util::exit_environment);
     execvp(raw[0], raw.data());
     std::fprintf(stderr, "error: cannot run %s\n", raw[0]);
     _exit(util::exit_environment);

@@ -49,13 +49,10 @@ OtherProcesses other_processes(const std::vector<GpuProcess>& all, std::uint32_t
   if (!ours_listed && out.count + out.idle > 0) {
     // One of them is this worker, seen from another PID namespace: an active one where activity
     // was read (it ran the case's calls), else any.
-    if (out.count > 0) {
-      --out.count;
-      out.who = out.count == 0 ? "" : out.who + " (host pids; one of them is this worker)";
-    } else {
-      --out.idle;
-      out.idle_who = out.idle == 0 ? "" : out.idle_who + " (host pids; one of them is this worker)";
-    }
+    int& n = out.count > 0 ? out.count : out.idle;
+    std::string& list = out.count > 0 ? out.who : out.idle_who;
+    --n;
+    list = n == 0 ? "" : list + " (host pids; one of them is this worker)";
   }
   return out;
 }

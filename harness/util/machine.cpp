@@ -2,6 +2,9 @@
 #include "harness/util/machine.h"
 
 #include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -78,6 +81,11 @@ std::optional<std::int64_t> available_memory() {
     out = out ? std::min(*out, left) : left;
   }
   return out;
+}
+
+void die_with_parent(pid_t parent, int exit_code) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(exit_code);
 }
 
 }  // namespace attnprof::util

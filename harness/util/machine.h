@@ -38,4 +38,11 @@ int max_threads();
 // (v2 memory.max less memory.current); nullopt when neither can be read.
 std::optional<std::int64_t> available_memory();
 
+// In a child just forked by process `parent`, before exec: the child is killed (SIGKILL) when
+// its parent dies, so that nothing attnprof starts (a worker, the packaging python, a bisect
+// step) outlives an attnprof killed by a CI timeout; if the parent is already gone, the child
+// exits at once with `exit_code`. Only the child itself: what it starts in turn is its own to
+// end.
+void die_with_parent(pid_t parent, int exit_code);
+
 }  // namespace attnprof::util

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +16,7 @@
 #include <cstring>
 
 #include "harness/util/error.h"
+#include "harness/util/machine.h"
 #include "harness/worker/protocol.h"
 
 namespace attnprof::worker {
@@ -129,8 +129,7 @@ Client::Client(Spawn spawn, std::chrono::milliseconds start_timeout) : m_spawn(s
   if (m_pid == 0) {
     // The worker must not outlive us: a parent killed by CI's timeout leaves no orphan
     // holding the GPU.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
+    util::die_with_parent(parent, 127);
     // Its own process group: a hung worker is killed with whatever it started.
     setpgid(0, 0);
     // --env NAME=VALUE is set here, before exec, as well as by the worker: libraries such as
