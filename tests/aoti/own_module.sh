@@ -74,8 +74,9 @@ PY
 out="$("$attnprof" run rope.yaml 2>&1)"
 rc=$?
 echo "$out" | sed 's/^/    | /'
-# row KEY: the case's row and the note lines under it, as one line.
-row() { awk -v k="$1" '$1 == k { on = 1; print; next } on && /^ / { print; next } { on = 0 }' <<<"$out" | tr '\n' ' '; }
+# row KEY: the case's row and the note lines under it, as one line with single spaces: a note
+# the table wraps (a busy machine's "unstable: ..." makes it long) reads as it would unwrapped.
+row() { awk -v k="$1" '$1 == k { on = 1; print; next } on && /^ / { print; next } { on = 0 }' <<<"$out" | tr '\n' ' ' | tr -s ' '; }
 [ "$rc" = 1 ] && ok "run exits 1: two cases failed their checks" || bad "run exit $rc (want 1)"
 row "tiny/prefill/b1-s32-bf16-none/aoti:rope.pt2" | grep -qE " ok +[0-9.]+ (us|ms)" &&
   ok "the module is ok against its fp32 twin, and measured" || bad "rope.pt2 against its twin"
