@@ -7,7 +7,7 @@ the rule's first test):
            nvidia-smi's SM clock sampled every 50 ms meanwhile: medians within 5%
   cotenant a process holding a CUDA context and busy on the same GPU, started before the case:
            `run` names it ("its GPU shared with 1 other process", its pid in the message), and
-           `run --require-idle-gpu` ends with exit 3 naming it; then a process that only holds
+           `run --require-idle-gpu` stops with exit 3 naming it; then a process that only holds
            a context, idle: not counted (gpu.other_processes 0), named as idle in the message,
            and `--require-idle-gpu` measures the case
   energy   a long case's energy.joules_per_call against nvidia-smi's average power.draw over the
@@ -157,7 +157,8 @@ def step_cotenant(args):
         print("run: other processes %s, message %r: %s"
               % (metrics.get("gpu.other_processes"), message, "ok" if named else "FAILED"))
         q, _ = run_case(args, ["--require-idle-gpu"])
-        refused = q.returncode == 3 and ("the GPU is shared with pid %d" % co.pid) in q.stdout
+        refused = q.returncode == 3 and ("the GPU is shared with pid %d" % co.pid) in q.stdout \
+            and "--require-idle-gpu stopped the run" in q.stdout
         print("run --require-idle-gpu: exit %d: %s" % (q.returncode, "ok" if refused else "FAILED"))
     with beside(args, IDLE_HOLDER) as holder:
         if holder is None:

@@ -91,6 +91,7 @@ int run(const RunArgs& a) {
   options.cannot_run = [devices_gib](const core::Case& c) {
     return too_big_for_machine(c, devices_gib);
   };
+  options.stop_when_gpu_shared = a.require_idle_gpu;
   const core::Run run = session::run_cases(db, sup, std::move(open), cases, options);
 
   fmt::print("\n{}", report::results_table(run, table_width(a.wide)));
@@ -100,8 +101,8 @@ int run(const RunArgs& a) {
   if (a.cost_rows <= 0)
     fmt::print("\ncost matrices: attnprof show {} --case KEY (or run --cost-rows N)\n",
                run.id.substr(0, 8));
-  fmt::print("\n{}\nrun {} stored in {}\n", report::status_counts(run, table_width(a.wide)), run.id,
-             a.db);
+  fmt::print("\n{}\nrun {} stored in {}{}\n", report::status_counts(run, table_width(a.wide)),
+             run.id, a.db, run.status == "incomplete" ? " (incomplete)" : "");
   return session::run_exit_code(run);
 }
 
@@ -124,7 +125,8 @@ Action setup_run(CLI::App& sub) {
   sub.add_flag("--require-hardware", a->require_hardware,
                "Fail (not skip) cases whose device or GPU pattern this machine does not match");
   sub.add_flag("--require-idle-gpu", a->require_idle_gpu,
-               "End a GPU case with an error, unmeasured, when another process is on its GPU");
+               "Stop the run with an error (exit 3), the case unmeasured, when another process "
+               "is using its GPU; --resume runs the rest later");
   sub.add_option("--cost-rows", a->cost_rows,
                  "Print each case's cost matrix, this many rows (default 0: none; `attnprof "
                  "show` prints a stored one)");

@@ -146,9 +146,7 @@ void DeviceTimer::probe() {
   if (m_parts.monitor) {
     m_watch.emplace(*m_parts.monitor, m_parts.own_pid);
     const OtherProcesses others = m_watch->begin(steady_ns(), core::epoch_ns() / 1000);
-    if (m_options.require_idle_gpu && others.count > 0)
-      throw util::EnvironmentError(
-          fmt::format("the GPU is shared with {} (--require-idle-gpu: not measured)", others.who));
+    if (m_options.require_idle_gpu && others.count > 0) throw GpuSharedError(others);
   }
   const std::int64_t t0 = steady_ns();
   std::vector<double> ns;

@@ -75,6 +75,18 @@ OtherProcesses GpuWatch::others(const GpuReading& r) const {
   return other_processes(*r.processes, m_own, r.activity ? &*r.activity : nullptr);
 }
 
+OtherProcesses sharing_now(GpuMonitor& monitor, std::uint32_t own_pid, std::int64_t epoch_us) {
+  const auto all = monitor.processes();
+  if (!all) return {};
+  const auto activity = monitor.sm_activity(epoch_us - GpuWatch::kActivityLookbackUs);
+  return other_processes(*all, own_pid, activity ? &*activity : nullptr);
+}
+
+GpuSharedError::GpuSharedError(const OtherProcesses& others)
+    : util::EnvironmentError(
+          fmt::format("the GPU is shared with {} (--require-idle-gpu: not measured)", others.who)),
+      m_count(others.count) {}
+
 OtherProcesses GpuWatch::begin(std::int64_t steady_ns, std::int64_t epoch_us) {
   m_expected = m_monitor.expected_sm_clock_mhz();
   m_policy = m_monitor.clock_policy();

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/util/error.h"
+
 namespace attnprof::measure {
 
 struct GpuProcess {
@@ -121,6 +123,22 @@ class GpuWatch {
   GpuReading m_begin, m_end;
   bool m_ended = false;
   std::int64_t m_calls = 0;
+};
+
+// Who shares the GPU now: the other processes with a context on it, counted only where they ran
+// something in the last GpuWatch::kActivityLookbackUs (where that is readable). What
+// `--require-idle-gpu` refuses before a case's setup, as GpuWatch::begin does before its samples.
+OtherProcesses sharing_now(GpuMonitor& monitor, std::uint32_t own_pid, std::int64_t epoch_us);
+
+// `--require-idle-gpu`'s refusal: the case ends in an error, unmeasured, with
+// gpu.other_processes set, and `attnprof run` stops there (session/run_session.h).
+class GpuSharedError : public util::EnvironmentError {
+ public:
+  explicit GpuSharedError(const OtherProcesses& others);
+  int count() const { return m_count; }
+
+ private:
+  int m_count;
 };
 
 }  // namespace attnprof::measure

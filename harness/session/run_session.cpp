@@ -9,6 +9,7 @@
 #include <set>
 
 #include "harness/core/clock.h"
+#include "harness/core/stability.h"
 #include "harness/report/progress.h"
 #include "harness/util/error.h"
 
@@ -21,6 +22,12 @@ core::CaseResult skipped(const core::Case& c, std::string why) {
   r.status = core::CaseStatus::skipped;
   r.message = std::move(why);
   return r;
+}
+
+// The worker's refusal of a case whose GPU another process shares (measure::GpuSharedError).
+bool gpu_refused(const core::CaseResult& r) {
+  const auto it = r.metrics.find(core::kOtherProcessesMetric);
+  return r.status == core::CaseStatus::error && it != r.metrics.end() && it->second > 0;
 }
 
 }  // namespace
@@ -79,6 +86,7 @@ core::Run run_cases(store::Database& db, worker::Supervisor& worker, OpenRun ope
              options.note.empty() ? "" : "; " + options.note);
   std::fflush(stdout);
   report::Progress progress(static_cast<int>(cases.size()));
+  std::size_t ran = 0;
   for (const core::Case& c : cases) {
     progress.start(c.key);
     const std::optional<std::string> why =
@@ -92,8 +100,22 @@ core::Run run_cases(store::Database& db, worker::Supervisor& worker, OpenRun ope
                                ? fmt::format("ok ({} samples)", r.summary.n)
                                : fmt::format("{}: {}", core::to_string(r.status),
                                              r.message.substr(0, r.message.find('\n'))));
+    if (options.stop_when_gpu_shared && gpu_refused(r)) {
+      progress.done();
+      const std::size_t left = cases.size() - ran;
+      fmt::print(
+          "attnprof: --require-idle-gpu stopped the run at case {} of {}: {} left unrun, the "
+          "run {} stays incomplete; `attnprof run` with the same scenarios and `--resume {}` "
+          "runs them once the GPU is idle\n",
+          ran + 1, cases.size(), left, open.run.id.substr(0, 8), open.run.id.substr(0, 8));
+      core::Run run = std::move(open.run);
+      run.status = "incomplete";
+      run.cases = std::move(open.done);
+      return run;
+    }
     db.write_case(open.run.id, r);
     open.done.push_back(std::move(r));
+    ++ran;
   }
   progress.done();
   core::Run run = std::move(open.run);
@@ -107,7 +129,7 @@ core::Run run_cases(store::Database& db, worker::Supervisor& worker, OpenRun ope
 }
 
 int run_exit_code(const core::Run& run) {
-  bool failed = false, errored = false;
+  bool failed = false, errored = run.status == "incomplete";
   for (const auto& r : run.cases) {
     failed |= r.status == core::CaseStatus::failed;
     errored |= r.status == core::CaseStatus::error;

@@ -39,10 +39,15 @@ struct CaseOptions {
   // Why a case cannot run on this machine (it needs more memory than there is), decided before
   // a worker sees it: the case is stored as skipped with that message. Empty: every case runs.
   std::function<std::optional<std::string>(const core::Case&)> cannot_run;
+  // `run --require-idle-gpu`: a case the worker refused because another process shares its GPU
+  // (an error with gpu.other_processes) stops the run there, failing fast. That case is not
+  // stored and the run stays incomplete, so that `--resume` runs it and the rest later.
+  bool stop_when_gpu_shared = false;
 };
 
 // Runs `cases` on `worker`, one at a time, with a progress line; stores each as it finishes,
-// then finishes the run. Returns the whole run, the resumed cases first.
+// then finishes the run. Returns the whole run, the resumed cases first; one stopped by a shared
+// GPU (CaseOptions::stop_when_gpu_shared) is returned "incomplete", with what it stored.
 core::Run run_cases(store::Database& db, worker::Supervisor& worker, OpenRun open,
                     const std::vector<core::Case>& cases, const CaseOptions& options);
 
@@ -51,7 +56,8 @@ core::Run run_cases(store::Database& db, worker::Supervisor& worker, OpenRun ope
 core::Environment run_environment(env::Description env, const std::vector<core::CaseResult>& done,
                                   const core::Case& first);
 
-// The run's exit code: 1 when a case failed its check, 3 when one ended in an error, else 0.
+// The run's exit code: 1 when a case failed its check, 3 when one ended in an error or the run
+// stopped before its last case, else 0.
 int run_exit_code(const core::Run& run);
 
 }  // namespace attnprof::session

@@ -403,6 +403,34 @@ TEST_SUITE("measure::DeviceTimer with a GpuMonitor") {
                          util::EnvironmentError);
   }
 
+  TEST_CASE("sharing_now, before a case's setup: the active ones over the last second") {
+    const std::vector<measure::GpuProcess> shared{{kOwnPid, "attnprof-worker", false},
+                                                  {4242, "python3", false},
+                                                  {77, "Xorg", false}};
+    FakeGpu gpu;
+    gpu.processes_seen = {shared};
+    gpu.activity = {std::map<std::uint32_t, double>{{kOwnPid, 50}, {4242, 80}}};
+    const measure::OtherProcesses o = measure::sharing_now(gpu, kOwnPid, 5'000'000);
+    CHECK(o.count == 1);
+    CHECK(o.who == "pid 4242 (python3) at up to 80% SM");
+    CHECK(o.idle == 1);
+    REQUIRE(gpu.asked_since.size() == 1);
+    CHECK(gpu.asked_since[0] == 5'000'000 - measure::GpuWatch::kActivityLookbackUs);
+    const measure::GpuSharedError e(o);
+    CHECK(e.count() == 1);
+    CHECK(std::string(e.what()) ==
+          "the GPU is shared with pid 4242 (python3) at up to 80% SM "
+          "(--require-idle-gpu: not measured)");
+    // Activity not readable: every other process with a context counts.
+    FakeGpu blind;
+    blind.processes_seen = {shared};
+    CHECK(measure::sharing_now(blind, kOwnPid, 5'000'000).count == 2);
+    // Processes not readable: nobody can be named, nothing is refused.
+    FakeGpu none;
+    none.processes_seen = {std::nullopt};
+    CHECK(measure::sharing_now(none, kOwnPid, 5'000'000).count == 0);
+  }
+
   TEST_CASE("without NVML: no GPU metric, no note, never unstable for the GPU's sake") {
     Device d;
     measure::DeviceTimer t(parts(d, nullptr), events_only());

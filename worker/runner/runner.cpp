@@ -128,6 +128,10 @@ bool CaseSession::guarded(F&& f) {
     return true;
   } catch (const kernel::Unsupported& e) {
     fail(core::CaseStatus::skipped, e.what());
+  } catch (const measure::GpuSharedError& e) {
+    // --require-idle-gpu: the harness stops the run on this metric (session/run_session.h).
+    fail(core::CaseStatus::error, e.what());
+    m_result.metrics[core::kOtherProcessesMetric] = e.count();
   } catch (const c10::OutOfMemoryError& e) {
     fail(core::CaseStatus::error, std::string("out of memory: ") + e.what_without_backtrace());
   } catch (const c10::Error& e) {
@@ -191,6 +195,7 @@ CaseSession::CaseSession(const core::Case& c, const env::Description& env,
     m_batch_cpu = order.front();
   m_state = std::make_unique<State>(cuda ? std::max<int>(0, device_of(c).index()) : -1);
   m_state->variant = v;
+  if (m_options.require_idle_gpu && !guarded([&] { refuse_shared_gpu(c); })) return;
   guarded([&] {
     State& st = *m_state;
     // The inputs and the workload keep a pointer to their case: the session's own copy, since

@@ -21,6 +21,7 @@
 
 #ifdef ATTNPROF_HAVE_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
 
 #include "worker/runner/cuda_parts.h"
 #endif
@@ -142,6 +143,26 @@ std::unique_ptr<CaseTimer> make_timer(const core::Case& c, std::function<void()>
   (void)c;
   (void)options;
   return std::make_unique<CpuTimer>(std::move(call));
+}
+
+void refuse_shared_gpu(const core::Case& c) {
+#ifdef ATTNPROF_HAVE_CUDA
+  if (c.hardware.device.rfind("cuda", 0) != 0) return;
+  const int device = std::max<int>(0, device_of(c).index());
+  auto monitor = cuda::make_gpu_monitor(device);
+  if (!monitor) return;
+  // This worker's context on the device first: a list without it reads as one from another PID
+  // namespace, in which one of the processes is this worker (gpu_monitor.h).
+  {
+    c10::cuda::CUDAGuard on(static_cast<c10::DeviceIndex>(device));
+    cudaFree(nullptr);
+  }
+  const measure::OtherProcesses others =
+      measure::sharing_now(*monitor, static_cast<std::uint32_t>(getpid()), core::epoch_ns() / 1000);
+  if (others.count > 0) throw measure::GpuSharedError(others);
+#else
+  (void)c;
+#endif
 }
 
 }  // namespace attnprof::runner

@@ -23,4 +23,9 @@ std::unique_ptr<CaseTimer> make_timer(const core::Case& c, std::function<void()>
 std::unique_ptr<CaseTimer> make_timer(const core::Case& c, std::function<void()> call,
                                       const TimerOptions& options);
 
+// `--require-idle-gpu` before a case's setup: throws measure::GpuSharedError when another
+// process shares the case's GPU (ran something in the last second); nothing on the CPU, or where
+// NVML cannot say. The timer checks again before the samples.
+void refuse_shared_gpu(const core::Case& c);
+
 }  // namespace attnprof::runner
