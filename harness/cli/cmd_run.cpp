@@ -86,8 +86,10 @@ int run(const RunArgs& a) {
   }
   std::vector<double> devices_gib;
   for (const auto& d : described.env.devices) devices_gib.push_back(d.memory_gib);
-  session::CaseOptions options{!a.no_trace, a.case_timeout_s,
-                               worker::wait_policy_note(wait_policy_chosen)};
+  session::CaseOptions options;
+  options.trace = !a.no_trace;
+  options.case_timeout_s = a.case_timeout_s;
+  options.note = worker::wait_policy_note(wait_policy_chosen);
   options.cannot_run = [devices_gib](const core::Case& c) {
     return too_big_for_machine(c, devices_gib);
   };

@@ -17,13 +17,6 @@ double median_of(std::vector<double> xs) {
   return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
 }
 
-// 1980 -> "1,980": clocks as nvidia-smi's readers know them.
-std::string grouped(double v) {
-  std::string digits = fmt::format("{:.0f}", v);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return digits;
-}
-
 // The median of the kept samples that were not descheduled, and how far it lies from the case's
 // median in half-widths of the interval on its side. The median's interval is the summary's, of
 // the same kept samples (measure::summarize), so both medians are read one way.
@@ -47,7 +40,18 @@ void add_shift(const CaseResult& r, Stability& st) {
 }
 
 // The GPU samples' clocks against the expected one: how many ran throttled, and at what clock.
-void add_throttled(const CaseResult& r, Stability& st) {
+// Where a user's clock setting alone held the clock down (a lock below the boost clock), the
+// expected clock is the one it held: the median of the samples' clocks.
+void add_throttled(const CaseResult& r, Stability& st, std::uint64_t reasons) {
+  if (clock_held_by_setting(reasons) && st.expected_clock_mhz > 0) {
+    std::vector<double> clocks;
+    for (const Sample& x : r.samples)
+      if (x.sm_clock_mhz) clocks.push_back(*x.sm_clock_mhz);
+    if (!clocks.empty()) {
+      const double held = median_of(std::move(clocks));
+      if (held < st.expected_clock_mhz) st.expected_clock_mhz = st.held_clock_mhz = held;
+    }
+  }
   std::vector<double> slow;
   for (const Sample& x : r.samples) {
     if (!x.sm_clock_mhz) continue;
@@ -142,6 +146,22 @@ std::string throttle_reason_names(std::uint64_t mask) {
   return out;
 }
 
+std::string grouped(double mhz) {
+  const std::string digits = fmt::format("{:.0f}", mhz);
+  const std::size_t sign = !digits.empty() && digits[0] == '-' ? 1 : 0;
+  std::string out = digits.substr(0, sign);
+  for (std::size_t i = sign; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+bool clock_held_by_setting(std::uint64_t mask) {
+  constexpr std::uint64_t kIdle = 0x1, kSetting = 0x2;
+  return (mask & kSetting) != 0 && (mask & ~(kIdle | kSetting)) == 0;
+}
+
 Stability stability(const CaseResult& r) {
   Stability st;
   StabilityFigures& f = st.figures;
@@ -164,9 +184,9 @@ Stability stability(const CaseResult& r) {
     f.shift = metric(kDescheduledShiftMetric);
   }
   st.expected_clock_mhz = metric(kExpectedClockMetric).value_or(0);
-  if (auto mask = metric(kThrottleReasonsMetric))
-    st.throttle_reasons = throttle_reason_names(static_cast<std::uint64_t>(*mask));
-  add_throttled(r, st);
+  const auto mask = static_cast<std::uint64_t>(metric(kThrottleReasonsMetric).value_or(0));
+  st.throttle_reasons = throttle_reason_names(mask);
+  add_throttled(r, st, mask);
   if (f.throttled < 0) f.throttled = metric(kThrottledMetric).value_or(-1);
   f.other_processes = static_cast<int>(metric(kOtherProcessesMetric).value_or(0));
   st.unstable = unstable(f, r.spec.measure);
@@ -184,6 +204,7 @@ void add_stability_metrics(const Stability& st, std::map<std::string, double>& m
     if (st.figures.shift) metrics[kDescheduledShiftMetric] = *st.figures.shift;
   }
   if (st.clocked > 0 && st.figures.throttled >= 0) metrics[kThrottledMetric] = st.figures.throttled;
+  if (st.held_clock_mhz > 0) metrics[kHeldClockMetric] = st.held_clock_mhz;
 }
 
 }  // namespace attnprof::core

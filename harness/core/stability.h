@@ -86,6 +86,10 @@ struct Stability {
   int throttled = 0;                 // of them
   double throttled_clock_mhz = 0;    // the median clock of the throttled ones
   double expected_clock_mhz = 0;     // what the case expected; 0: not known
+  // The clock a user's setting held the GPU at (the median of the samples' clocks), where the
+  // driver named that setting as the only reason the clock was lower (clock_held_by_setting);
+  // then it is the clock the samples are judged against. 0: none.
+  double held_clock_mhz = 0;
   std::string throttle_reasons;      // the driver's, "power cap, thermal"; "" none recorded
   double load = -1;                  // 1-minute load average at the case's end; < 0: not recorded
   int cores = 0;                     // CPUs the worker could run on; 0: not recorded
@@ -107,6 +111,7 @@ inline constexpr const char* kExpectedClockMetric = "gpu.clock.expected_mhz";
 inline constexpr const char* kThrottleReasonsMetric = "gpu.throttle_reasons";
 inline constexpr const char* kThrottledMetric = "measure.throttled";
 inline constexpr const char* kOtherProcessesMetric = "gpu.other_processes";
+inline constexpr const char* kHeldClockMetric = "gpu.clock.held_mhz";  // Stability::held_clock_mhz
 
 // The rule, from the stored figures.
 bool unstable(const StabilityFigures& f, const MeasureSettings& m);
@@ -118,6 +123,15 @@ std::string unstable_note(const StabilityFigures& f, const MeasureSettings& m);
 
 // NVML's clock-event reasons (a bit mask) as words, "power cap, thermal"; the idle bit left out.
 std::string throttle_reason_names(std::uint64_t mask);
+
+// 1980 -> "1,980": clocks as nvidia-smi's readers know them.
+std::string grouped(double mhz);
+
+// Whether the driver's reasons say that only a user's clock setting held the SM clock down
+// (nvmlClocksEventReasonApplicationsClocksSetting: `nvidia-smi -lgc` locked clocks, or `-ac`
+// applications clocks), with no power, thermal or other slowdown beside it. Samples below the
+// expected clock are then a policy the user chose, judged against the clock it held, not throttled.
+bool clock_held_by_setting(std::uint64_t mask);
 
 // The figures from the samples where they carry them, else from the stored metrics (a run read
 // with its metrics only), and the note with the clocks, the reasons and the load.

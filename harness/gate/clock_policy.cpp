@@ -4,19 +4,9 @@
 #include <fmt/format.h>
 
 #include "harness/core/metric_names.h"
+#include "harness/core/stability.h"
 
 namespace attnprof::gate {
-
-namespace {
-
-// 1980 -> "1,980", as nvidia-smi's readers know clocks.
-std::string grouped(double v) {
-  std::string digits = fmt::format("{:.0f}", v);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return digits;
-}
-
-}  // namespace
 
 std::string clock_policy(const std::map<std::string, double>& metrics) {
   auto at = [&](const char* name) -> const double* {
@@ -29,8 +19,15 @@ std::string clock_policy(const std::map<std::string, double>& metrics) {
   std::string clocks;
   if (app && def)
     clocks = *app == *def ? "default clocks"
-                          : fmt::format("applications clock {} of {} MHz", grouped(*app),
-                                        grouped(*def));
+                          : fmt::format("applications clock {} of {} MHz", core::grouped(*app),
+                                        core::grouped(*def));
+  // The applications clocks at their default, and yet the driver says a user's clock setting
+  // held the clock: that is `nvidia-smi -lgc`, which NVML has no getter for.
+  const double* reasons = at(core::kThrottleReasonsMetric);
+  if (reasons && core::clock_held_by_setting(static_cast<std::uint64_t>(*reasons)) &&
+      (!app || !def || *app == *def))
+    clocks = clocks.empty() ? "SM clock held by a user setting (nvidia-smi -lgc)"
+                            : clocks + ", SM clock held by a user setting (nvidia-smi -lgc)";
   if (!persistence) return clocks;
   return clocks + (clocks.empty() ? "" : ", ") +
          (*persistence != 0 ? "persistence on" : "persistence off");

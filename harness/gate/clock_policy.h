@@ -7,6 +7,9 @@
 //
 //   "default clocks, persistence on"           applications clock at its default
 //   "applications clock 1,410 of 1,980 MHz, persistence off"
+//   "default clocks, SM clock held by a user setting (nvidia-smi -lgc), persistence on"
+//                                              the driver named a clock setting as the only
+//                                              reason the clock was lower (core/stability.h)
 //
 // Derived from the metrics the worker stores with a GPU case (core/metric_names.h), so it needs
 // no NVML and works on runs loaded from the database. Empty when unknown (a CPU case, no NVML, a

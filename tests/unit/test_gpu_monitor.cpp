@@ -12,6 +12,7 @@
 
 #include "harness/core/metric_names.h"
 #include "harness/core/stability.h"
+#include "harness/gate/clock_policy.h"
 #include "harness/gate/compare.h"
 #include "harness/measure/device_timer.h"
 #include "harness/measure/engine.h"
@@ -25,7 +26,7 @@ using namespace attnprof;
 namespace {
 
 constexpr std::uint32_t kOwnPid = 500;
-constexpr std::uint64_t kIdle = 0x1, kPowerCap = 0x4, kThermal = 0x20;
+constexpr std::uint64_t kIdle = 0x1, kSetting = 0x2, kPowerCap = 0x4, kThermal = 0x20;
 
 // The driver's answers, one per reading in order (the last repeats).
 struct FakeGpu final : measure::GpuMonitor {
@@ -274,6 +275,48 @@ TEST_SUITE("measure::DeviceTimer with a GpuMonitor") {
     FakeGpu gpu2;
     measure::DeviceTimer t2(parts(calm, &gpu2), events_only());
     CHECK_FALSE(core::stability(measured(t2, 100)).unstable);
+  }
+
+  TEST_CASE("clocks a user locked below the boost clock are a policy, recorded, not throttling") {
+    // nvidia-smi -lgc 1200 on a GPU that boosts to 1,980: every sample at 1,200 MHz, and the
+    // driver names the clock setting as the only reason.
+    Device d;
+    d.clock = [](int) { return 1200.0; };
+    FakeGpu gpu;
+    gpu.reasons = {kIdle | kSetting, kSetting};
+    measure::DeviceTimer t(parts(d, &gpu), events_only());
+    core::CaseResult r = measured(t, 100);
+    core::Stability st = core::stability(r);
+    CHECK_FALSE(st.unstable);
+    CHECK(st.throttled == 0);
+    CHECK(st.held_clock_mhz == 1200);
+    CHECK(r.metrics.at(core::kHeldClockMetric) == 1200);
+    CHECK(r.metrics.at(core::kThrottledMetric) == 0);
+    // In the clock policy history compares: a run before the lock is under another policy.
+    CHECK(gate::clock_policy(r.metrics) ==
+          "default clocks, SM clock held by a user setting (nvidia-smi -lgc), persistence on");
+    // Below the held clock, a sample is throttled as ever: judged against 1,200.
+    Device dips;
+    dips.clock = [](int i) { return i % 100 < 30 ? 800.0 : 1200.0; };
+    FakeGpu gpu2;
+    gpu2.reasons = {kSetting};
+    measure::DeviceTimer t2(parts(dips, &gpu2), events_only());
+    st = core::stability(measured(t2, 100));
+    CHECK(st.unstable);
+    CHECK(st.note ==
+          "unstable: throttled: SM clock 800 of 1,200 MHz in 30% of samples; applications "
+          "clocks setting");
+    // A power cap beside the setting: the clock was not only the user's choice, so it is
+    // judged against the clock the GPU should run at.
+    FakeGpu capped;
+    capped.reasons = {kSetting | kPowerCap};
+    measure::DeviceTimer t3(parts(d, &capped), events_only());
+    st = core::stability(measured(t3, 100));
+    CHECK(st.unstable);
+    CHECK(st.held_clock_mhz == 0);
+    CHECK(st.note ==
+          "unstable: throttled: SM clock 1,200 of 1,980 MHz in 100% of samples; applications "
+          "clocks setting, power cap");
   }
 
   TEST_CASE("a case that shared its GPU is unstable, its message naming who was there") {

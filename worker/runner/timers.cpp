@@ -39,7 +39,7 @@ std::optional<std::int64_t> run_queue_wait_ns() {
   if (!dir) return std::nullopt;
   std::int64_t total = 0;
   bool any = false;
-  char path[64], buf[128];
+  char path[300], buf[128];  // a d_name is at most 255 bytes
   while (const dirent* e = readdir(dir)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     std::snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
