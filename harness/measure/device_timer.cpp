@@ -120,6 +120,7 @@ DeviceTimer::Raw DeviceTimer::timed_call(std::uint64_t id, double block_timeout_
       unwind.pushed = false;
     }
     m_parts.events->record_stop();
+    if (m_parts.clock) m_parts.clock->after_call();
   }
   r.event_ns = m_parts.events->elapsed_ns();
   if (m_blocking && m_parts.blocker->timed_out()) {

@@ -106,6 +106,9 @@ class ClockReader {
   // Just before the timed call's start event (after the blocking kernel): where the reader
   // brackets the call, its first reading, outside the events.
   virtual void before_call() {}
+  // Just after the call's stop event is recorded, the stream still blocked: its second reading,
+  // queued right behind the call, so that the window is the call's and not the host's wait.
+  virtual void after_call() {}
   // After the call's stop event has been waited for: the clock; nullopt where it cannot be read.
   virtual std::optional<double> sm_clock_mhz() = 0;
   // The share of readings that came from the timestamps kernel (the rest from NVML); nullopt

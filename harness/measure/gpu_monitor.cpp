@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "harness/core/metric_names.h"
 #include "harness/core/stability.h"
@@ -11,6 +12,9 @@
 namespace attnprof::measure {
 
 namespace {
+
+// When this process's last GpuWatch ended its samples (wall clock, us; 0: never).
+std::atomic<std::int64_t> g_own_samples_ended_us{0};
 
 std::string named(const GpuProcess& p) {
   if (p.name == "nvidia-cuda-mps-server")
@@ -26,7 +30,7 @@ void append(std::string& list, const std::string& item) {
 }  // namespace
 
 OtherProcesses other_processes(const std::vector<GpuProcess>& all, std::uint32_t own_pid,
-                               const std::map<std::uint32_t, double>* activity) {
+                               const std::map<std::uint32_t, double>* activity, bool own_active) {
   const bool ours_listed =
       std::any_of(all.begin(), all.end(), [&](const GpuProcess& p) { return p.pid == own_pid; });
   OtherProcesses out;
@@ -48,11 +52,14 @@ OtherProcesses other_processes(const std::vector<GpuProcess>& all, std::uint32_t
   }
   if (!ours_listed && out.count + out.idle > 0) {
     // One of them is this worker, seen from another PID namespace: an active one where activity
-    // was read (it ran the case's calls), else any.
-    int& n = out.count > 0 ? out.count : out.idle;
-    std::string& list = out.count > 0 ? out.who : out.idle_who;
+    // was read and it ran something in the window, an idle one where it did not, else any.
+    const bool active = activity ? (own_active ? out.count > 0 : out.idle == 0) : true;
+    int& n = active ? out.count : out.idle;
+    std::string& list = active ? out.who : out.idle_who;
+    std::string& rest = active ? out.idle_who : out.who;
     --n;
     list = n == 0 ? "" : list + " (host pids; one of them is this worker)";
+    if (!rest.empty()) rest += " (host pids)";
   }
   return out;
 }
@@ -72,14 +79,20 @@ GpuReading GpuWatch::read(std::int64_t steady_ns, std::int64_t epoch_us, std::in
 
 OtherProcesses GpuWatch::others(const GpuReading& r) const {
   if (!r.processes) return {};
-  return other_processes(*r.processes, m_own, r.activity ? &*r.activity : nullptr);
+  return other_processes(*r.processes, m_own, r.activity ? &*r.activity : nullptr, r.own_active);
+}
+
+bool ran_on_gpu_recently(std::int64_t epoch_us) {
+  const std::int64_t ended = g_own_samples_ended_us.load();
+  return ended > 0 && ended >= epoch_us - GpuWatch::kActivityLookbackUs;
 }
 
 OtherProcesses sharing_now(GpuMonitor& monitor, std::uint32_t own_pid, std::int64_t epoch_us) {
   const auto all = monitor.processes();
   if (!all) return {};
   const auto activity = monitor.sm_activity(epoch_us - GpuWatch::kActivityLookbackUs);
-  return other_processes(*all, own_pid, activity ? &*activity : nullptr);
+  return other_processes(*all, own_pid, activity ? &*activity : nullptr,
+                         ran_on_gpu_recently(epoch_us));
 }
 
 GpuSharedError::GpuSharedError(const OtherProcesses& others)
@@ -91,6 +104,8 @@ OtherProcesses GpuWatch::begin(std::int64_t steady_ns, std::int64_t epoch_us) {
   m_expected = m_monitor.expected_sm_clock_mhz();
   m_policy = m_monitor.clock_policy();
   m_begin = read(steady_ns, epoch_us, epoch_us - kActivityLookbackUs);
+  // Its first call, just before, is too short for NVML's per-process samples to be sure to show.
+  m_begin.own_active = ran_on_gpu_recently(epoch_us);
   return others(m_begin);
 }
 
@@ -98,6 +113,7 @@ void GpuWatch::end(std::int64_t steady_ns, std::int64_t epoch_us, std::int64_t c
   m_end = read(steady_ns, epoch_us, m_begin.epoch_us);
   m_calls = calls;
   m_ended = true;
+  g_own_samples_ended_us.store(epoch_us);
 }
 
 std::map<std::string, double> GpuWatch::metrics() const {

@@ -64,6 +64,9 @@ struct GpuReading {
   // What the processes did: before the samples, in the second before the reading; after them,
   // over the samples. nullopt: not readable.
   std::optional<std::map<std::uint32_t, double>> activity;
+  // Whether this worker ran something in the activity's window: after the samples, yes; before
+  // them, only where a case of its own ended within the lookback (what NVML may have sampled).
+  bool own_active = true;
   std::optional<std::uint64_t> reasons;
   std::optional<std::vector<GpuProcess>> processes;
   std::optional<double> energy_mj;
@@ -75,7 +78,8 @@ struct GpuReading {
 // With `activity` (each pid's highest SM utilization over the window), only the ones that ran
 // something share the GPU; the rest hold a context and sat idle (a display server, a notebook
 // between cells), named apart and not counted. This worker, in a container, is one of the
-// active ones. The MPS server is named as such: under MPS every client shares the GPU.
+// active ones where it ran something in the window (`own_active`), else one of the idle ones
+// (where there is one). The MPS server is named as such: under MPS every client shares the GPU.
 struct OtherProcesses {
   int count = 0;
   std::string who;  // "pid 4242 (python3) at up to 37% SM, pid 77 (Xorg)"
@@ -83,7 +87,8 @@ struct OtherProcesses {
   std::string idle_who;  // "pid 77 (Xorg)"
 };
 OtherProcesses other_processes(const std::vector<GpuProcess>& all, std::uint32_t own_pid,
-                               const std::map<std::uint32_t, double>* activity = nullptr);
+                               const std::map<std::uint32_t, double>* activity = nullptr,
+                               bool own_active = true);
 
 // Before a case's samples and after them: the expected clock, the throttle reasons seen at
 // either end, the other processes at either end, and the energy the samples' calls used.
@@ -129,6 +134,10 @@ class GpuWatch {
 // something in the last GpuWatch::kActivityLookbackUs (where that is readable). What
 // `--require-idle-gpu` refuses before a case's setup, as GpuWatch::begin does before its samples.
 OtherProcesses sharing_now(GpuMonitor& monitor, std::uint32_t own_pid, std::int64_t epoch_us);
+
+// Whether this process ended a GpuWatch's samples within GpuWatch::kActivityLookbackUs before
+// `epoch_us` (wall clock): whether NVML may list it as active then.
+bool ran_on_gpu_recently(std::int64_t epoch_us);
 
 // `--require-idle-gpu`'s refusal: the case ends in an error, unmeasured, with
 // gpu.other_processes set, and `attnprof run` stops there (session/run_session.h).

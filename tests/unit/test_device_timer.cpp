@@ -117,6 +117,7 @@ struct StampedClock final : measure::ClockReader {
   FakeDevice& d;
   explicit StampedClock(FakeDevice& dev) : d(dev) {}
   void before_call() override { d.log.push_back("stamp"); }
+  void after_call() override { d.log.push_back("stamp after"); }
   std::optional<double> sm_clock_mhz() override {
     d.log.push_back("clock");
     return 1755.0;
@@ -164,7 +165,7 @@ TEST_SUITE("measure::DeviceTimer") {
     CHECK(d.count("call") == 1 + DeviceTimer::kProbeCalls + 1);  // the sample itself is the last
   }
 
-  TEST_CASE("the clock brackets each timed call: its first reading before the start event") {
+  TEST_CASE("the clock brackets each timed call: before the start event, right after the stop") {
     FakeDevice d;
     measure::DeviceParts p = parts(d);
     p.clock = std::make_unique<StampedClock>(d);
@@ -173,9 +174,10 @@ TEST_SUITE("measure::DeviceTimer") {
     const std::vector<std::string> expected = {
         "call",  "wait_device",                                        // unblocked: no clock
         "flush", "wait_idle",   "block 1", "stamp", "start", "call",  // probe 1
-        "stop",  "release",     "clock"};
+        "stop",  "stamp after", "release", "clock"};
     CHECK(first(d.log, expected.size()) == expected);
     CHECK(d.count("stamp") == d.count("clock"));
+    CHECK(d.count("stamp after") == d.count("clock"));
     CHECK(t.metrics().at(core::kClockTimestampedMetric) == 0.75);
     // A reader without the kernel (NVML alone): no share in the record.
     FakeDevice plain;

@@ -168,6 +168,22 @@ TEST_SUITE("measure::GpuWatch") {
     o = measure::other_processes({{90001, ""}}, kOwnPid);
     CHECK(o.count == 0);
     CHECK(o.who.empty());
+    // With activity read: this worker is an active one where it ran something in the window
+    // (its samples), an idle one where it did not (before its first case), so that a busy
+    // neighbour is never taken for it.
+    const std::vector<measure::GpuProcess> host{{90001, ""}, {90002, ""}};
+    const std::map<std::uint32_t, double> one_busy{{90002, 60}};
+    o = measure::other_processes(host, kOwnPid, &one_busy, false);
+    CHECK(o.count == 1);
+    CHECK(o.who == "pid 90002 (name not visible) at up to 60% SM (host pids)");
+    CHECK(o.idle == 0);
+    o = measure::other_processes(host, kOwnPid, &one_busy, true);
+    CHECK(o.count == 0);
+    CHECK(o.idle == 1);
+    // Not active, and no idle one to be: then it is the active one after all.
+    const std::map<std::uint32_t, double> both_busy{{90001, 50}, {90002, 60}};
+    o = measure::other_processes(host, kOwnPid, &both_busy, false);
+    CHECK(o.count == 1);
   }
 
   TEST_CASE("energy per call and average power from the counter's advance over the samples") {

@@ -28,17 +28,21 @@ class StampedClockReader final : public measure::ClockReader {
                      void* nvml)
       : m_stamps(std::move(stamps)), m_stream(std::move(stream)), m_nvml(nvml) {}
 
-  void before_call() override { m_started = m_stamps->stamp(m_stream(), true).ok(); }
+  void before_call() override {
+    m_stopped = false;
+    m_started = m_stamps->stamp(m_stream(), true).ok();
+  }
+  void after_call() override { m_stopped = m_started && m_stamps->stamp(m_stream(), false).ok(); }
 
   std::optional<double> sm_clock_mhz() override {
-    if (m_started) {
-      m_started = false;
-      const cudaStream_t s = m_stream();
-      if (m_stamps->stamp(s, false).ok() && cudaStreamSynchronize(s) == cudaSuccess) {
-        if (const double mhz = m_stamps->mhz(); mhz > 0) {
-          ++m_stamped;
-          return mhz;
-        }
+    const bool bracketed = m_started && m_stopped;
+    m_started = m_stopped = false;
+    if (bracketed && cudaStreamSynchronize(m_stream()) == cudaSuccess) {
+      // A reading past any clock the GPU can run at is two SMs' counters mixed (%smid may change
+      // under preemption): NVML's instead.
+      if (const double mhz = m_stamps->mhz(); mhz > 0 && mhz < kMaxPlausibleMhz) {
+        ++m_stamped;
+        return mhz;
       }
     }
     auto nvml = m_nvml.sm_clock_mhz();
@@ -55,7 +59,8 @@ class StampedClockReader final : public measure::ClockReader {
   std::unique_ptr<kernels::cuda::SmTimestamps> m_stamps;
   StreamSource m_stream;
   NvmlClockReader m_nvml;
-  bool m_started = false;
+  static constexpr double kMaxPlausibleMhz = 5000;
+  bool m_started = false, m_stopped = false;
   long m_stamped = 0, m_other = 0;
 };
 

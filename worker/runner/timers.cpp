@@ -3,6 +3,7 @@
 #include "worker/runner/timers.h"
 
 #include <dirent.h>
+#include <fmt/format.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -155,7 +156,11 @@ void refuse_shared_gpu(const core::Case& c) {
   // namespace, in which one of the processes is this worker (gpu_monitor.h).
   {
     c10::cuda::CUDAGuard on(static_cast<c10::DeviceIndex>(device));
-    cudaFree(nullptr);
+    if (const cudaError_t e = cudaFree(nullptr); e != cudaSuccess) {
+      cudaGetLastError();  // not left for the next launch's check to report as its own
+      throw util::EnvironmentError(fmt::format("cannot make a CUDA context on device {}: {}",
+                                               device, cudaGetErrorString(e)));
+    }
   }
   const measure::OtherProcesses others =
       measure::sharing_now(*monitor, static_cast<std::uint32_t>(getpid()), core::epoch_ns() / 1000);
