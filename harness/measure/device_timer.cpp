@@ -122,6 +122,8 @@ DeviceTimer::Raw DeviceTimer::timed_call(std::uint64_t id, double block_timeout_
     m_parts.events->record_stop();
     if (m_parts.clock) m_parts.clock->after_call();
   }
+  // Released: the call runs now, and the driver's reasons are the ones it runs under.
+  if (m_watch) m_watch->during_call(steady_ns());
   r.event_ns = m_parts.events->elapsed_ns();
   if (m_blocking && m_parts.blocker->timed_out()) {
     // Either the call waits for the GPU (it synchronizes) or it took this long to enqueue; both

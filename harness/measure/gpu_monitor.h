@@ -101,7 +101,12 @@ class GpuWatch {
   // After the last sample, `calls` calls of the case after begin() (graph replays count each
   // call they hold).
   void end(std::int64_t steady_ns, std::int64_t epoch_us, std::int64_t calls);
-  // gpu.clock.expected_mhz, gpu.throttle_reasons, gpu.other_processes (the most that shared the
+  // While a sample's call runs (the host waiting for it): the driver's reasons then, at most one
+  // read every kReasonsEveryNs. The readings at either end come after a synchronize, with the GPU
+  // idle, when a power cap or a thermal slowdown of the calls may already have lifted.
+  void during_call(std::int64_t steady_ns);
+  // gpu.clock.expected_mhz, gpu.throttle_reasons (at either end and while calls ran),
+  // gpu.other_processes (the most that shared the
   // GPU at either end), gpu.other_processes_idle, gpu.utilization.begin_pct and end_pct,
   // gpu.temperature.begin_c and end_c,
   // energy.joules_per_call, power.average_w, and the clock policy (gpu.clock.applications_mhz,
@@ -111,6 +116,7 @@ class GpuWatch {
   // window was too short for it.
   std::vector<std::string> notes() const;
 
+  static constexpr std::int64_t kReasonsEveryNs = 10'000'000;
   // How far back the reading before the samples looks for other processes' activity.
   static constexpr std::int64_t kActivityLookbackUs = 1'000'000;
   // The shortest window energy per call is given for: NVML's counter advances in steps of
@@ -126,6 +132,8 @@ class GpuWatch {
   std::optional<double> m_expected;
   GpuMonitor::ClockPolicy m_policy;
   GpuReading m_begin, m_end;
+  std::uint64_t m_during = 0;          // the reasons read while calls ran, or-ed
+  std::int64_t m_during_read_ns = -1;  // when they were last read; < 0: never
   bool m_ended = false;
   std::int64_t m_calls = 0;
 };

@@ -42,7 +42,14 @@ struct FakeGpu final : measure::GpuMonitor {
     return v[std::min<std::size_t>(static_cast<std::size_t>(i), v.size() - 1)];
   }
   std::optional<double> expected_sm_clock_mhz() override { return expected; }
-  std::optional<std::uint64_t> throttle_reasons() override { return at(reasons, reads); }
+  // Where set, the reasons by the count of calls instead (the readings at either end and those
+  // while calls run, in order; the last repeats).
+  std::vector<std::optional<std::uint64_t>> reasons_by_call;
+  int reason_calls = 0;
+  std::optional<std::uint64_t> throttle_reasons() override {
+    ++reason_calls;
+    return reasons_by_call.empty() ? at(reasons, reads) : at(reasons_by_call, reason_calls - 1);
+  }
   std::optional<std::vector<measure::GpuProcess>> processes() override {
     return at(processes_seen, reads);
   }
@@ -220,6 +227,28 @@ TEST_SUITE("measure::GpuWatch") {
     v.end(500'000'000, 1, 1000);
     CHECK(v.metrics().count(core::kAveragePowerMetric) == 0);
     CHECK(v.notes().empty());
+  }
+
+  TEST_CASE("reasons read while calls run: a power cap both ends missed, at most every 10 ms") {
+    FakeGpu gpu;
+    gpu.reasons_by_call = {kIdle, kPowerCap, kIdle};
+    measure::GpuWatch w(gpu, kOwnPid);
+    w.begin(0, 0);
+    w.during_call(1'000'000);   // read: the calls ran power capped
+    w.during_call(6'000'000);   // 5 ms later: not read
+    w.during_call(11'000'001);  // 10 ms after the read: read (idle by now)
+    w.end(20'000'000, 1, 3);
+    CHECK(gpu.reason_calls == 4);
+    CHECK(w.metrics().at(core::kThrottleReasonsMetric) == static_cast<double>(kPowerCap));
+    // Through the timer: each sample's call reads them while it runs, and so a case whose
+    // samples ran throttled names the power cap though the driver said idle at either end.
+    Device d;
+    d.clock = [](int i) { return i % 100 < 38 ? 1410.0 : 1980.0; };
+    FakeGpu capped;
+    capped.reasons_by_call = {kIdle, kPowerCap, kIdle};
+    measure::DeviceTimer t(parts(d, &capped), events_only());
+    const core::Stability st = core::stability(measured(t, 100));
+    CHECK(st.note == "unstable: throttled: SM clock 1,410 of 1,980 MHz in 38% of samples; power cap");
   }
 
   TEST_CASE("throttle reasons at either end are kept, the idle bit left out") {
