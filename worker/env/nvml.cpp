@@ -71,7 +71,7 @@ bool list_processes(int (*get)(void*, unsigned*, void*), void* device, std::vect
     unsigned count = static_cast<unsigned>(infos.size());
     const int rc = get(device, &count, infos.data());
     if (rc == 0) {
-      for (unsigned i = 0; i < count; ++i) out.push_back(infos[i].pid);
+      for (unsigned i = 0; i < count && i < infos.size(); ++i) out.push_back(infos[i].pid);
       return true;
     }
     if (rc != 7 /* NVML_ERROR_INSUFFICIENT_SIZE */) return false;
