@@ -90,9 +90,9 @@ struct Stability {
   // driver named that setting as the only reason the clock was lower (clock_held_by_setting);
   // then it is the clock the samples are judged against. 0: none.
   double held_clock_mhz = 0;
-  std::string throttle_reasons;      // the driver's, "power cap, thermal"; "" none recorded
-  double load = -1;                  // 1-minute load average at the case's end; < 0: not recorded
-  int cores = 0;                     // CPUs the worker could run on; 0: not recorded
+  std::string throttle_reasons;  // the driver's, "power cap, thermal"; "" none recorded
+  double load = -1;              // 1-minute load average at the case's end; < 0: not recorded
+  int cores = 0;                 // CPUs the worker could run on; 0: not recorded
   bool unstable = false;
   // "unstable: descheduled in 38% of samples, which moved the median by 2.1x its interval;
   // load 4.1 on 2 cores", "unstable: throttled: SM clock 1,410 of 1,980 MHz in 38% of samples;

@@ -248,7 +248,8 @@ TEST_SUITE("measure::GpuWatch") {
     capped.reasons_by_call = {kIdle, kPowerCap, kIdle};
     measure::DeviceTimer t(parts(d, &capped), events_only());
     const core::Stability st = core::stability(measured(t, 100));
-    CHECK(st.note == "unstable: throttled: SM clock 1,410 of 1,980 MHz in 38% of samples; power cap");
+    CHECK(st.note ==
+          "unstable: throttled: SM clock 1,410 of 1,980 MHz in 38% of samples; power cap");
   }
 
   TEST_CASE("throttle reasons at either end are kept, the idle bit left out") {
@@ -492,9 +493,8 @@ TEST_SUITE("measure::DeviceTimer with a GpuMonitor") {
   }
 
   TEST_CASE("sharing_now, before a case's setup: the active ones over the last second") {
-    const std::vector<measure::GpuProcess> shared{{kOwnPid, "attnprof-worker", false},
-                                                  {4242, "python3", false},
-                                                  {77, "Xorg", false}};
+    const std::vector<measure::GpuProcess> shared{
+        {kOwnPid, "attnprof-worker", false}, {4242, "python3", false}, {77, "Xorg", false}};
     FakeGpu gpu;
     gpu.processes_seen = {shared};
     gpu.activity = {std::map<std::uint32_t, double>{{kOwnPid, 50}, {4242, 80}}};

@@ -3,8 +3,8 @@
 #include "worker/runner/timers.h"
 
 #include <dirent.h>
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
