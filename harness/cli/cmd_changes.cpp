@@ -18,6 +18,7 @@ Action setup_changes(CLI::App& sub) {
     HistoryFilterText filter;
     stats::ChangePointSettings settings;
     bool wide = false;
+    store::UnstableRuns unstable;
   };
   auto o = std::make_shared<Opts>();
   // A 0.2% shift is statistically real often enough on long series and never worth a look.
@@ -34,13 +35,22 @@ Action setup_changes(CLI::App& sub) {
   sub.add_option("--permutations", o->settings.permutations,
                  "Permutations of the E-divisive significance test (default 100)")
       ->check(bound(Range{.hi = 1'000'000, .what = "a whole number"}));
+  sub.add_flag("--include-unstable", o->unstable.include,
+               "Keep runs of a busy machine or GPU (unstable cases) in the series");
   sub.add_option("--format", o->format, "table, csv or json");
   add_wide_option(sub, o->wide);
   return [o] {
     const auto format = parse_format_option(o->format);
     auto db = open_history(o->db, store::Database::Mode::read_only);
-    auto changes = store::find_changes(db, to_filter(o->filter), o->settings);
+    store::UnstableRuns unstable = o->unstable;
+    auto changes = store::find_changes(db, to_filter(o->filter), o->settings, &unstable);
     fmt::print("{}", store::format_changes(changes, format, table_width(o->wide)));
+    // Beside the results, never inside a CSV or JSON document.
+    if (unstable.left_out > 0)
+      fmt::print(stderr,
+                 "attnprof changes: {} unstable run(s) of a case left out (a busy machine or "
+                 "GPU; --include-unstable keeps them)\n",
+                 unstable.left_out);
     return 0;
   };
 }

@@ -130,25 +130,7 @@ History read_history(store::Database& db, const core::Run& judged, const History
   bool gpu = false;
   for (const auto& cr : judged.cases) gpu = gpu || timing_mode(cr) != "cpu.wall";
   if (gpu) h.timers = timer_metrics(db, f);
-  if (!o.include_unstable) {
-    store::HistoryFilter d = f;
-    using Set = void (*)(core::StabilityFigures&, double);
-    std::vector<std::pair<const char*, Set>> figures = {
-        {core::kDescheduledMetric, [](core::StabilityFigures& s, double v) { s.descheduled = v; }},
-        {core::kDescheduledShiftMetric, [](core::StabilityFigures& s, double v) { s.shift = v; }}};
-    if (gpu) {  // what only a GPU case stores
-      figures.push_back(
-          {core::kThrottledMetric, [](core::StabilityFigures& s, double v) { s.throttled = v; }});
-      figures.push_back({core::kOtherProcessesMetric, [](core::StabilityFigures& s, double v) {
-                           s.other_processes = static_cast<int>(v);
-                         }});
-    }
-    for (const auto& [name, set] : figures) {
-      d.metric = name;
-      for (auto& row : store::history(db, d))
-        set(h.stability[{row.case_key, row.run_id}], row.value);
-    }
-  }
+  if (!o.include_unstable) h.stability = store::stability_figures(db, f, gpu);
   return h;
 }
 

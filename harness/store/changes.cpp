@@ -3,15 +3,28 @@
 #include "harness/store/changes.h"
 
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace attnprof::store {
 
 std::vector<CaseChange> find_changes(Database& db, const HistoryFilter& filter,
-                                     const stats::ChangePointSettings& settings) {
+                                     const stats::ChangePointSettings& settings,
+                                     UnstableRuns* unstable) {
+  const bool keep = unstable && unstable->include;
+  const auto figures = keep ? decltype(stability_figures(db, filter)){}
+                            : stability_figures(db, filter);
+  const core::MeasureSettings defaults;
+  std::set<std::pair<std::string, std::string>> left_out;  // (case key, run id)
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<HistoryRow>> series;
-  for (auto& row : history(db, filter))
+  for (auto& row : history(db, filter)) {
+    if (const auto f = figures.find({row.case_key, row.run_id});
+        f != figures.end() && core::unstable(f->second, defaults)) {
+      left_out.insert(f->first);
+      continue;
+    }
     series[{row.case_key, row.metric, row.env_fingerprint}].push_back(std::move(row));
+  }
   std::vector<CaseChange> out;
   for (const auto& [key, rows] : series) {
     std::vector<double> values;
@@ -33,6 +46,7 @@ std::vector<CaseChange> find_changes(Database& db, const HistoryFilter& filter,
       out.push_back(std::move(c));
     }
   }
+  if (unstable) unstable->left_out = static_cast<int>(left_out.size());
   return out;
 }
 

@@ -22,9 +22,19 @@ struct CaseChange {
   bool within_one_commit() const { return !commit_before.empty() && commit_before == commit_after; }
 };
 
+// Runs whose case was unstable (core/stability.h: descheduled, throttled or on a shared GPU, by
+// the figures the worker stored, against the default measure settings) are left out of each
+// series, as baselines leave them out: one busy-machine run of a few can hide a real step from
+// the t-test, or make one. `include` keeps them; `left_out` counts the (case, run) pairs left out.
+struct UnstableRuns {
+  bool include = false;
+  int left_out = 0;
+};
+
 // Never compares across environments: a series is one (case, metric, environment).
 std::vector<CaseChange> find_changes(Database& db, const HistoryFilter& filter,
-                                     const stats::ChangePointSettings& settings = {});
+                                     const stats::ChangePointSettings& settings = {},
+                                     UnstableRuns* unstable = nullptr);
 
 // The slowdown a bisect can start from: the newest change up whose last run before and first
 // run after are at two different commits. A change between two runs of one commit (or of runs

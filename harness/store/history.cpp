@@ -306,4 +306,25 @@ std::vector<QueryPlan> explain_history(Database& db, const HistoryFilter& f) {
   return plans;
 }
 
+std::map<std::pair<std::string, std::string>, core::StabilityFigures> stability_figures(
+    Database& db, HistoryFilter filter, bool gpu) {
+  using Set = void (*)(core::StabilityFigures&, double);
+  std::vector<std::pair<const char*, Set>> figures = {
+      {core::kDescheduledMetric, [](core::StabilityFigures& s, double v) { s.descheduled = v; }},
+      {core::kDescheduledShiftMetric, [](core::StabilityFigures& s, double v) { s.shift = v; }}};
+  if (gpu) {
+    figures.push_back(
+        {core::kThrottledMetric, [](core::StabilityFigures& s, double v) { s.throttled = v; }});
+    figures.push_back({core::kOtherProcessesMetric, [](core::StabilityFigures& s, double v) {
+                         s.other_processes = static_cast<int>(v);
+                       }});
+  }
+  std::map<std::pair<std::string, std::string>, core::StabilityFigures> out;
+  for (const auto& [name, set] : figures) {
+    filter.metric = name;
+    for (auto& row : history(db, filter)) set(out[{row.case_key, row.run_id}], row.value);
+  }
+  return out;
+}
+
 }  // namespace attnprof::store

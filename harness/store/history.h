@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "harness/core/stability.h"
 #include "harness/store/database.h"
 
 namespace attnprof::store {
@@ -46,6 +49,12 @@ struct HistoryRow {
 // Ordered by case key, metric, then run start (oldest first). util::InputError when a commit
 // of the range matches no run.
 std::vector<HistoryRow> history(Database& db, const HistoryFilter& filter);
+
+// What the worker stored of a busy machine for each (case key, run id) the filter matches (its
+// metric ignored): the figures core::unstable judges. `gpu`: also those only a GPU case stores
+// (the throttled share, the other processes).
+std::map<std::pair<std::string, std::string>, core::StabilityFigures> stability_figures(
+    Database& db, HistoryFilter filter, bool gpu = true);
 
 // What SQLite plans for each distinct statement history() runs for this filter on this
 // database: EXPLAIN QUERY PLAN's detail lines, e.g. "SEARCH runs USING INDEX runs_by_branch

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "harness/core/stability.h"
 #include "harness/store/changes.h"
 #include "store_fixtures.h"
 
@@ -47,6 +48,36 @@ TEST_SUITE("store::changes") {
     CHECK(c.point.relative_change == doctest::Approx(0.15).epsilon(0.01));
     CHECK(c.series_length == 40);
     CHECK(c.at_ns == 1024);
+  }
+
+  TEST_CASE("a busy machine's run is left out of the series, as baselines leave it out") {
+    // Eight runs at ~500 us, then eight at ~2.2 ms, one of which a busy machine made 7.6 ms
+    // (descheduled in 78% of its samples): a CI run's history. With it, Welch's t-test on the
+    // slow side's spread does not confirm the step at p < 0.001.
+    TempDir dir;
+    auto db = Database::open(dir.file("h.db"));
+    const double fast[] = {596, 591, 540, 634, 358, 528, 579, 379};
+    const double slow[] = {2170, 2297, 2079, 1507, 7581, 2076, 2336, 2269};
+    for (int i = 0; i < 16; ++i) {
+      const double us = i < 8 ? fast[i] : slow[i - 8];
+      core::Run run = make_run(fmt::format("commit{:02}", i), 1000 + i, 1, 3, us * 1000);
+      run.cases[0].metrics[core::kDescheduledMetric] = i == 12 ? 0.78 : 0.01;
+      db.write_run(run);
+    }
+    stats::ChangePointSettings settings;
+    settings.min_magnitude = 0.01;
+    store::UnstableRuns kept{.include = true};
+    const auto with = store::find_changes(db, {.branch = "main"}, settings, &kept);
+    CHECK(kept.left_out == 0);
+    for (const auto& c : with)
+      CHECK_FALSE((c.commit_before == "commit07" && c.commit_after == "commit08"));
+    store::UnstableRuns left;
+    const auto without = store::find_changes(db, {.branch = "main"}, settings, &left);
+    CHECK(left.left_out == 1);
+    REQUIRE(without.size() == 1);
+    CHECK(without[0].commit_before == "commit07");
+    CHECK(without[0].commit_after == "commit08");
+    CHECK(without[0].series_length == 15);
   }
 
   TEST_CASE("bisect starts from the newest slowdown between two commits, not within one") {
