@@ -112,7 +112,7 @@ OtherProcesses GpuWatch::begin(std::int64_t steady_ns, std::int64_t epoch_us) {
 void GpuWatch::during_call(std::int64_t steady_ns) {
   if (m_during_read_ns >= 0 && steady_ns - m_during_read_ns < kReasonsEveryNs) return;
   m_during_read_ns = steady_ns;
-  if (const auto r = m_monitor.throttle_reasons()) m_during |= *r;
+  if (const auto r = m_monitor.throttle_reasons()) m_during = m_during.value_or(0) | *r;
 }
 
 void GpuWatch::end(std::int64_t steady_ns, std::int64_t epoch_us, std::int64_t calls) {
@@ -129,11 +129,11 @@ std::map<std::string, double> GpuWatch::metrics() const {
   if (m_policy.default_applications_mhz)
     m[core::kDefaultApplicationsClockMetric] = *m_policy.default_applications_mhz;
   if (m_policy.persistence) m[core::kPersistenceMetric] = *m_policy.persistence ? 1 : 0;
-  if (m_begin.reasons || (m_ended && m_end.reasons) || m_during_read_ns >= 0) {
+  if (m_begin.reasons || (m_ended && m_end.reasons) || m_during) {
     constexpr std::uint64_t kIdle = 0x1;  // no work: not a reason the case ran slower
-    const std::uint64_t mask =
-        (m_begin.reasons.value_or(0) | (m_ended ? m_end.reasons.value_or(0) : 0) | m_during) &
-        ~kIdle;
+    const std::uint64_t mask = (m_begin.reasons.value_or(0) |
+                                (m_ended ? m_end.reasons.value_or(0) : 0) | m_during.value_or(0)) &
+                               ~kIdle;
     m[core::kThrottleReasonsMetric] = static_cast<double>(mask);
   }
   if (m_begin.processes || (m_ended && m_end.processes)) {

@@ -132,8 +132,8 @@ class GpuWatch {
   std::optional<double> m_expected;
   GpuMonitor::ClockPolicy m_policy;
   GpuReading m_begin, m_end;
-  std::uint64_t m_during = 0;          // the reasons read while calls ran, or-ed
-  std::int64_t m_during_read_ns = -1;  // when they were last read; < 0: never
+  std::optional<std::uint64_t> m_during;  // the reasons read while calls ran, or-ed
+  std::int64_t m_during_read_ns = -1;     // when they were last asked for; < 0: never
   bool m_ended = false;
   std::int64_t m_calls = 0;
 };

@@ -240,6 +240,14 @@ TEST_SUITE("measure::GpuWatch") {
     w.end(20'000'000, 1, 3);
     CHECK(gpu.reason_calls == 4);
     CHECK(w.metrics().at(core::kThrottleReasonsMetric) == static_cast<double>(kPowerCap));
+    // Not readable at any time: no figure, rather than a mask of 0 that says "none".
+    FakeGpu blind;
+    blind.reasons = {std::nullopt};
+    measure::GpuWatch b(blind, kOwnPid);
+    b.begin(0, 0);
+    b.during_call(1'000'000);
+    b.end(20'000'000, 1, 1);
+    CHECK(b.metrics().count(core::kThrottleReasonsMetric) == 0);
     // Through the timer: each sample's call reads them while it runs, and so a case whose
     // samples ran throttled names the power cap though the driver said idle at either end.
     Device d;
